@@ -1,0 +1,80 @@
+"""Evidence records: what an answer rests on, so every answer can be checked against the KG."""
+
+from __future__ import annotations
+
+from pydantic import BaseModel, Field
+
+
+class Usage(BaseModel):
+    """Cost accounting; summed over a run so every answer reports what it cost."""
+
+    llm_calls: int = 0
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    seconds: float = 0.0
+
+    @property
+    def total_tokens(self) -> int:
+        return self.prompt_tokens + self.completion_tokens
+
+    def __add__(self, other: Usage) -> Usage:
+        return Usage(
+            llm_calls=self.llm_calls + other.llm_calls,
+            prompt_tokens=self.prompt_tokens + other.prompt_tokens,
+            completion_tokens=self.completion_tokens + other.completion_tokens,
+            seconds=self.seconds + other.seconds,
+        )
+
+
+class EvidenceTriple(BaseModel):
+    """A KG triple with IRIs *and* labels: IRIs make it checkable, labels make it readable."""
+
+    subject: str
+    predicate: str
+    object: str
+    object_is_literal: bool = False
+    object_datatype: str | None = None
+    subject_label: str | None = None
+    predicate_label: str | None = None
+    object_label: str | None = None
+
+    def readable(self) -> str:
+        s = self.subject_label or self.subject
+        p = self.predicate_label or self.predicate
+        o = self.object_label or self.object
+        return f"({s}, {p}, {o})"
+
+
+class EvidenceQuery(BaseModel):
+    """A SPARQL query that was executed, and how many rows it returned."""
+
+    sparql: str
+    row_count: int = 0
+    endpoint: str | None = None
+    error: str | None = None
+
+
+class EvidenceDocument(BaseModel):
+    """A retrieved document (web search or local corpus)."""
+
+    id: str
+    text: str
+    title: str | None = None
+    source: str | None = None
+
+
+class EvidenceAxiom(BaseModel):
+    """A commonsense rule (R3) and the atomic premises it needs grounded."""
+
+    text: str
+    premises: list[str] = Field(default_factory=list)
+
+
+class Evidence(BaseModel):
+    triples: list[EvidenceTriple] = Field(default_factory=list)
+    queries: list[EvidenceQuery] = Field(default_factory=list)
+    documents: list[EvidenceDocument] = Field(default_factory=list)
+    axioms: list[EvidenceAxiom] = Field(default_factory=list)
+
+    def is_empty(self) -> bool:
+        return not (self.triples or self.queries or self.documents or self.axioms)

@@ -1,0 +1,76 @@
+"""Typed results of the KG tools: the surface roles (and LLM function tools) see."""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import BaseModel, Field
+
+
+class RDFTerm(BaseModel):
+    """One bound value of a SPARQL result row (SPARQL JSON results shape)."""
+
+    type: Literal["uri", "literal", "bnode", "triple"]
+    value: str
+    datatype: str | None = None
+    lang: str | None = None
+
+
+class SparqlResult(BaseModel):
+    query: str  # the query actually executed (after guards added LIMIT etc.)
+    variables: list[str] = Field(default_factory=list)
+    rows: list[dict[str, RDFTerm]] = Field(default_factory=list)
+    boolean: bool | None = None  # ASK queries
+    truncated: bool = False  # the result-size cap cut rows
+    elapsed_s: float = 0.0
+
+
+class LabelHit(BaseModel):
+    """A label-index match. ``score`` is comparable within one search call only."""
+
+    iri: str
+    label: str  # the primary label
+    matched: str  # the label or alias that matched
+    score: float
+    exact: bool = False  # normalised match equals the query text
+    kind: Literal["entity", "relation"] = "entity"
+
+
+class PredicateStat(BaseModel):
+    predicate: str
+    label: str
+    direction: Literal["out", "in"]
+    count: int
+    # class IRIs of the other end (for IRIs) and datatype IRIs (for literals), most frequent first
+    value_types: list[str] = Field(default_factory=list)
+
+
+class EntitySchema(BaseModel):
+    iri: str
+    label: str | None = None
+    types: list[str] = Field(default_factory=list)
+    outgoing: list[PredicateStat] = Field(default_factory=list)
+    incoming: list[PredicateStat] = Field(default_factory=list)
+
+
+class NeighborTriple(BaseModel):
+    """A triple reached from the start entity; ``hop`` 1 touches the start entity."""
+
+    subject: str
+    predicate: str
+    object: str
+    object_is_literal: bool = False
+    object_datatype: str | None = None
+    subject_label: str | None = None
+    predicate_label: str | None = None
+    object_label: str | None = None
+    direction: Literal["out", "in"] = "out"
+    hop: int = 1
+
+
+class ToolError(Exception):
+    """A tool refused or failed; the message is safe to show a user or an LLM."""
+
+
+class UnsafeQueryError(ToolError):
+    """A SPARQL query that run_sparql will not execute (update, SERVICE, LOAD ...)."""
