@@ -1,0 +1,65 @@
+"""``kgteam ask "question"``: one question, answered with evidence, cost and stop reason."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from pathlib import Path
+from typing import Annotated
+
+import typer
+from rich.console import Console
+
+from kgteam.cli.render import RoleColors, answer_json, event_line, print_answer
+from kgteam.cli.team_setup import (
+    KG_HELP,
+    MODEL_HELP,
+    TEAM_HELP,
+    choose_team,
+    ensure_kg,
+    new_session_id,
+    run_question,
+    team_runtime,
+)
+from kgteam.protocols.envelope import Envelope
+
+
+def ask(
+    question: Annotated[str, typer.Argument(help="the question, in natural language")],
+    team: Annotated[Path | None, typer.Option("--team", "-t", help=TEAM_HELP)] = None,
+    session: Annotated[str | None, typer.Option("--session", "-s", help="add the question to this session")] = None,
+    as_json: Annotated[bool, typer.Option("--json", help="print the answer as JSON (evidence, cost, stop reason)")] = False,
+    verbose: Annotated[bool, typer.Option("--verbose", "-v", help="show each role's messages as they happen")] = False,
+    model: Annotated[str | None, typer.Option("--model", "-m", help=MODEL_HELP)] = None,
+    kg: Annotated[str | None, typer.Option("--kg", help=KG_HELP)] = None,
+    home: Annotated[Path | None, typer.Option("--home", help="kgteam home (default $KGTEAM_HOME or ~/.kgteam)")] = None,
+    db: Annotated[Path | None, typer.Option("--db", help="session database (default <home>/sessions.sqlite)")] = None,
+) -> None:
+    """Answer one question with a team; prints the answer, its evidence, cost and why the run stopped."""
+    console = Console(highlight=False, stderr=as_json)
+    spec, _ = choose_team(team, model=model, kg=kg)
+    ensure_kg(spec, home, say=lambda m: console.print(f"[dim]{m}[/]"))
+    session_id = session or new_session_id()
+    colors = RoleColors()
+
+    def on_event(env: Envelope) -> None:
+        if verbose:
+            console.print(event_line(env, colors))
+
+    with team_runtime(spec, home=home, db=db) as (runner, _store), asyncio.Runner() as loop:
+        answer = run_question(loop, runner, question, session_id, on_event)
+    if answer is None:
+        console.print("[yellow]cancelled[/]")
+        raise typer.Exit(130)
+    if as_json:
+        typer.echo(json.dumps(answer_json(answer, session_id=session_id, question=question), indent=2))
+    else:
+        console.print(f"[dim]team {spec.name} · session {session_id}[/]")
+        print_answer(console, answer)
+    if answer.status == "error":
+        raise typer.Exit(1)
+
+
+def register(app: typer.Typer) -> None:
+    """Adds ``ask`` to the ``kgteam`` app."""
+    app.command("ask")(ask)

@@ -1,0 +1,159 @@
+"""``kgteam chat``: a multi-turn terminal session that shows the team working, message by message."""
+
+from __future__ import annotations
+
+import asyncio
+import sys
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+from rich.console import Console
+
+from kgteam.cli.render import RoleColors, budget_table, cost_text, event_line, print_answer
+from kgteam.cli.team_setup import (
+    KG_HELP,
+    MODEL_HELP,
+    TEAM_HELP,
+    choose_team,
+    ensure_kg,
+    new_session_id,
+    run_question,
+    team_runtime,
+)
+from kgteam.config.resolve import resolve_team
+from kgteam.protocols.envelope import Envelope
+from kgteam.protocols.payloads import Answer
+
+HELP = ("commands: /trace (this session's full trace) · /budget (limits and last question's use) · "
+        "/new (fresh session) · /quit · Ctrl-C cancels a running question")
+
+
+@dataclass
+class RunUsage:
+    """Budget use of the last question, counted from the messages the team streamed."""
+
+    depth: int = 0
+    breadth: int = 0
+    retries: int = 0
+    turns: int = 0
+    llm_calls: int = 0
+    tokens: int = 0
+    seconds: float = 0.0
+    branches: set[int] = field(default_factory=set)
+
+    def see(self, env: Envelope) -> None:
+        if env.sender == "user":
+            return
+        self.turns += 1
+        self.depth = max(self.depth, env.depth)
+        self.branches.add(env.branch)
+        self.breadth = len(self.branches)
+        if env.kind == "retry_signal":
+            self.retries += 1
+
+    def finish(self, answer: Answer) -> None:
+        self.llm_calls = answer.cost.llm_calls
+        self.tokens = answer.cost.total_tokens
+        self.seconds = answer.cost.seconds
+
+
+def _show_history(console: Console, store: Any, session_id: str) -> int:
+    turns = store.turns(session_id)
+    if not turns:
+        console.print(f"[yellow]session {session_id} has no questions yet; starting it[/]")
+        return 0
+    console.print(f"[bold]resuming session {session_id}[/] ({len(turns)} earlier question(s))")
+    for t in turns:
+        console.print(f"  [bold white]you[/] {t.question}")
+        if t.complete and t.answer is not None:
+            style = "green" if t.answer.status == "answered" else "yellow"
+            console.print(f"  [{style}]team[/] {t.answer.text}  [dim]({t.answer.status}; {cost_text(t.answer)})[/]")
+        else:
+            console.print("  [red]team (interrupted before answering; ask again)[/]")
+    return len(turns)
+
+
+def chat(
+    team: Annotated[Path | None, typer.Option("--team", "-t", help=TEAM_HELP)] = None,
+    session: Annotated[str | None, typer.Option("--session", "-s", help="resume (or start) this session")] = None,
+    model: Annotated[str | None, typer.Option("--model", "-m", help=MODEL_HELP)] = None,
+    kg: Annotated[str | None, typer.Option("--kg", help=KG_HELP)] = None,
+    home: Annotated[Path | None, typer.Option("--home", help="kgteam home (default $KGTEAM_HOME or ~/.kgteam)")] = None,
+    db: Annotated[Path | None, typer.Option("--db", help="session database (default <home>/sessions.sqlite)")] = None,
+    quiet: Annotated[bool, typer.Option("--quiet", "-q", help="do not stream the roles' messages")] = False,
+) -> None:
+    """Talk to a team: streams each role's messages, shows evidence and cost per answer."""
+    console = Console(highlight=False)
+    spec, _ = choose_team(team, model=model, kg=kg)
+    ensure_kg(spec, home, say=lambda m: console.print(f"[dim]{m}[/]"))
+    roles = resolve_team(spec).roles
+    has_ctx = any(r.role == "contextualizer" for r in roles.values())
+    with team_runtime(spec, home=home, db=db) as (runner, store), asyncio.Runner() as loop:
+        console.print(f"[bold]kgteam chat[/] · team [bold]{spec.name}[/] ({', '.join(roles)}) · kg "
+                      f"{spec.kg.name or spec.kg.path or spec.kg.endpoint}")
+        console.print("[dim]" + ("follow-up questions are rewritten by the contextualizer" if has_ctx else
+                                 "this team has no contextualizer: ask standalone questions") + "[/]")
+        console.print(f"[dim]{HELP}[/]")
+        session_id = session or new_session_id()
+        if session:
+            _show_history(console, store, session_id)
+        else:
+            console.print(f"[dim]session {session_id} (resume with --session {session_id})[/]")
+        last: Any = None
+        interactive = sys.stdin.isatty()
+        colors = RoleColors()
+        while True:
+            try:
+                line = console.input("[bold white]you>[/] ")
+                if not interactive:  # piped input: show what was read, as a terminal would
+                    console.print(line.rstrip("\n"), markup=False, highlight=False)
+            except EOFError:
+                console.print()
+                break
+            except KeyboardInterrupt:
+                console.print("\n[dim](type /quit to leave)[/]")
+                continue
+            text = line.strip()
+            if not text:
+                continue
+            if text.startswith("/"):
+                command = text.split()[0].lower()
+                if command in ("/quit", "/exit", "/q"):
+                    break
+                if command == "/new":
+                    session_id = new_session_id()
+                    last = None
+                    console.print(f"[dim]new session {session_id}[/]")
+                elif command == "/budget":
+                    console.print(budget_table(runner.budgets, last))
+                elif command == "/trace":
+                    from kgteam.agents.trace import render_text
+
+                    console.print(render_text(store, session_id), markup=False, highlight=False)
+                else:
+                    console.print(f"[dim]{HELP}[/]")
+                continue
+            usage = RunUsage()
+
+            def on_event(env: Envelope, usage: RunUsage = usage) -> None:
+                usage.see(env)
+                if not quiet and env.kind != "answer" and env.sender != "user":
+                    console.print(event_line(env, colors))
+
+            answer = run_question(loop, runner, text, session_id, on_event)
+            if answer is None:
+                console.print("[yellow]run cancelled; the session goes on[/]")
+                continue
+            usage.finish(answer)
+            run = getattr(runner, "last_run", None)  # the supervisor's own count, when the runtime offers it
+            last = run.used if run is not None and hasattr(run, "used") else usage
+            print_answer(console, answer)
+        console.print(f"[dim]bye — resume with: kgteam chat --session {session_id}"
+                      + (f" --team {team}" if team else "") + "[/]")
+
+
+def register(app: typer.Typer) -> None:
+    """Adds ``chat`` to the ``kgteam`` app."""
+    app.command("chat")(chat)

@@ -1,0 +1,168 @@
+"""Terminal rendering (rich) shared by ask, chat, demo and trace: one line per message, answer panels."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from rich.console import Console, Group
+from rich.panel import Panel
+from rich.table import Table
+from rich.text import Text
+
+from kgteam.protocols.envelope import Envelope
+from kgteam.protocols.payloads import Answer, Payload
+
+MAX_SUMMARY = 110
+_ROLE_STYLES = ("cyan", "magenta", "green", "yellow", "blue", "bright_cyan", "bright_magenta", "bright_green")
+STATUS_STYLES = {"answered": "bold green", "unknown": "bold yellow", "refused": "bold yellow", "error": "bold red"}
+
+
+def _short(text: str, limit: int = MAX_SUMMARY) -> str:
+    text = " ".join(str(text).split())
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def _labels(cands: list[Any], n: int = 3) -> str:
+    shown = ", ".join(c.label or c.iri for c in cands[:n])
+    return shown + (f" (+{len(cands) - n})" if len(cands) > n else "")
+
+
+def summarize(payload: Payload) -> str:
+    """A one-line gist of a payload, readable by someone watching the team work."""
+    p: Any = payload
+    match payload.kind:
+        case "question":
+            rewritten = p.original_text and p.original_text.strip() != p.text.strip()
+            return _short(p.text) + (f"  [rewritten from: {_short(p.original_text, 50)}]" if rewritten else "")
+        case "triple_patterns":
+            return _short("; ".join(f"<{t.subject}, {t.predicate}, {t.object}>" for t in p.patterns))
+        case "answer_type":
+            return f"{p.type}{' list' if p.is_list else ''}"
+        case "sparql_template":
+            return _short(p.template)
+        case "entity_candidates":
+            return _short(f"{p.mention!r} → {_labels(p.candidates)}")
+        case "relation_candidates":
+            return _short(f"{p.phrase!r} → {_labels(p.candidates)}")
+        case "query_candidates":
+            sel = f", selected #{p.selected}" if p.selected is not None else ""
+            return f"{len(p.queries)} queries{sel}"
+        case "query_result":
+            return f"{len(p.rows)} rows" + (f", error: {_short(p.error, 60)}" if p.error else "")
+        case "retry_signal":
+            return _short(f"retry {p.phase} #{p.attempt} ({p.reason}) {p.hint}")
+        case "budget_exceeded":
+            return f"{p.budget} exhausted ({p.used:g} of {p.limit:g})"
+        case "grade":
+            return f"{p.grader}: {'yes' if p.verdict else 'no'} {_short(p.reason, 60)}"
+        case "documents":
+            return f"{len(p.documents)} documents"
+        case "subgraph":
+            return f"{len(p.triples)} triples"
+        case "answer":
+            return _short(f"[{p.status}] {p.text}")
+    data = payload.model_dump(exclude={"kind"})
+    return _short(", ".join(f"{k}={v}" for k, v in data.items()))
+
+
+class RoleColors:
+    """Stable colour per sender within one session."""
+
+    def __init__(self) -> None:
+        self._styles: dict[str, str] = {"user": "bold white", "supervisor": "bold red"}
+
+    def __call__(self, sender: str) -> str:
+        if sender not in self._styles:
+            self._styles[sender] = _ROLE_STYLES[(len(self._styles) - 2) % len(_ROLE_STYLES)]
+        return self._styles[sender]
+
+
+def event_line(env: Envelope, colors: RoleColors | None = None) -> Text:
+    """``sender → kind: summary`` (attempt and usage when they matter)."""
+    colors = colors or RoleColors()
+    line = Text("  ")
+    line.append(env.sender, style=colors(env.sender))
+    line.append(" → ", style="dim")
+    line.append(env.kind, style="bold")
+    if env.attempt:
+        line.append(f" (retry {env.attempt})", style="yellow")
+    line.append(": ")
+    line.append(summarize(env.payload))
+    if env.usage.llm_calls:
+        line.append(f"  [{env.usage.llm_calls} LLM, {env.usage.total_tokens} tok, {env.usage.seconds:.2f}s]",
+                    style="dim")
+    return line
+
+
+def cost_text(answer: Answer) -> str:
+    c = answer.cost
+    return (f"{c.llm_calls} LLM calls, {c.total_tokens} tokens "
+            f"({c.prompt_tokens} prompt + {c.completion_tokens} completion), {c.seconds:.2f}s")
+
+
+def answer_renderable(answer: Answer, *, max_triples: int = 12, show_queries: bool = True) -> Panel:
+    parts: list[Any] = []
+    head = Text()
+    head.append(answer.text or "(no answer text)", style="bold")
+    parts.append(head)
+    status = Text()
+    status.append(answer.status, style=STATUS_STYLES.get(answer.status, "bold"))
+    status.append(f"  stopped by: {answer.stopped_by}")
+    status.append("  grounded" if answer.grounded else "  UNGROUNDED (not backed by the KG)",
+                  style="green" if answer.grounded else "yellow")
+    parts.append(status)
+    if answer.error:
+        parts.append(Text(f"error: {answer.error}", style="red"))
+    ev = answer.evidence
+    if ev.triples:
+        table = Table(title="evidence triples", show_header=True, header_style="dim", box=None, padding=(0, 1))
+        table.add_column("subject")
+        table.add_column("predicate")
+        table.add_column("object")
+        for t in ev.triples[:max_triples]:
+            table.add_row(t.subject_label or t.subject, t.predicate_label or t.predicate, t.object_label or t.object)
+        if len(ev.triples) > max_triples:
+            table.add_row(f"… {len(ev.triples) - max_triples} more", "", "")
+        parts.append(table)
+    if show_queries and ev.queries:
+        parts.append(Text("queries:", style="dim"))
+        for q in ev.queries:
+            suffix = f"  -- {q.row_count} rows" + (f", error: {q.error}" if q.error else "")
+            parts.append(Text("  " + " ".join(q.sparql.split()) + suffix, style="dim cyan"))
+    for doc in ev.documents[:5]:
+        parts.append(Text(f"doc {doc.title or doc.id}: {_short(doc.text, 80)}", style="dim"))
+    for ax in ev.axioms[:5]:
+        parts.append(Text(f"axiom: {_short(ax.text, 100)}", style="dim"))
+    if answer.fallbacks:
+        parts.append(Text("fallbacks: " + ", ".join(answer.fallbacks), style="yellow"))
+    parts.append(Text("cost: " + cost_text(answer), style="dim"))
+    return Panel(Group(*parts), title="answer", border_style=STATUS_STYLES.get(answer.status, "white").split()[-1])
+
+
+def print_answer(console: Console, answer: Answer, **kwargs: Any) -> None:
+    console.print(answer_renderable(answer, **kwargs))
+
+
+def answer_json(answer: Answer, *, session_id: str | None = None, question: str | None = None) -> dict[str, Any]:
+    data = answer.model_dump(mode="json")
+    data["cost"]["total_tokens"] = answer.cost.total_tokens
+    if session_id is not None:
+        data["session_id"] = session_id
+    if question is not None:
+        data["question"] = question
+    return data
+
+
+def budget_table(limits: Any, used: Any | None = None) -> Table:
+    """Budget limits with what the last run used (``used`` is a BudgetUsage or similar, optional)."""
+    pairs = {"max_depth": "depth", "max_breadth": "breadth", "max_retries": "retries", "max_turns": "turns",
+             "max_llm_calls": "llm_calls", "max_tokens": "tokens", "timeout_s": "seconds"}
+    table = Table(title="budgets", box=None, header_style="dim")
+    table.add_column("budget")
+    table.add_column("limit", justify="right")
+    table.add_column("used (last question)", justify="right")
+    for limit_name, used_name in pairs.items():
+        value = getattr(used, used_name, None) if used is not None else None
+        shown = "-" if value is None else (f"{value:.2f}" if isinstance(value, float) else str(value))
+        table.add_row(limit_name, f"{getattr(limits, limit_name)}", shown)
+    return table

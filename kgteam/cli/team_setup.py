@@ -1,0 +1,140 @@
+"""What ask, chat and demo share: choosing the team, overriding model/KG from flags, the session DB."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import signal
+import uuid
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import typer
+
+from kgteam.config.defaults import DEMO_KG, default_team_spec
+from kgteam.config.loader import TeamConfigError, load_team
+from kgteam.config.schema import KGSpec, ModelSpec, TeamSpec
+from kgteam.protocols.envelope import Envelope
+from kgteam.protocols.payloads import Answer
+
+TEAM_HELP = "team YAML file (default: the built-in Triad team on the demo MetaQA KG)"
+MODEL_HELP = ("override the team's model: 'scripted:FILE', 'local' (embedded SmolLM2), "
+              "'openai:MODEL' or 'openai:MODEL@BASE_URL'")
+KG_HELP = "override the team's KG: an installed KG name or a KG folder"
+
+
+def kg_home_dir(home: Path | None = None) -> Path:
+    if home is not None:
+        return home
+    from kgteam.tools.kg import kg_home
+
+    return kg_home()
+
+
+def session_db_path(home: Path | None = None) -> Path:
+    """Sessions live beside the KGs: ``<kg_home>/sessions.sqlite``."""
+    return kg_home_dir(home) / "sessions.sqlite"
+
+
+def new_session_id() -> str:
+    return uuid.uuid4().hex[:12]
+
+
+def parse_model_flag(flag: str) -> ModelSpec:
+    provider, _, rest = flag.partition(":")
+    if provider == "scripted" and rest:
+        return ModelSpec(provider="scripted", script=str(Path(rest).expanduser().resolve()))
+    if provider == "local" and not rest:
+        return ModelSpec(provider="local")
+    if provider == "openai" and rest:
+        model, _, base_url = rest.partition("@")
+        return ModelSpec(provider="openai", model=model, base_url=base_url or None)
+    raise typer.BadParameter(f"{flag!r}: expected {MODEL_HELP}", param_hint="--model")
+
+
+def choose_team(team: Path | None, *, model: str | None = None, kg: str | None = None) -> tuple[TeamSpec, bool]:
+    """The spec to run and whether it is the built-in default. Config errors exit with code 2."""
+    if team is None:
+        spec, is_default = default_team_spec(), True
+    else:
+        try:
+            spec = load_team(team)
+        except TeamConfigError as exc:
+            typer.echo(f"{team}: invalid team file ({len(exc.issues)} error(s)):", err=True)
+            for issue in exc.issues:
+                typer.echo(f"  {issue}", err=True)
+            raise typer.Exit(2) from None
+        is_default = False
+    updates: dict[str, Any] = {}
+    if model:
+        updates["model"] = parse_model_flag(model)
+    if kg:
+        path = Path(kg).expanduser()
+        updates["kg"] = KGSpec(path=str(path.resolve())) if path.exists() else KGSpec(name=kg)
+    if updates:
+        spec = spec.model_copy(update=updates)
+    return spec, is_default
+
+
+def ensure_kg(spec: TeamSpec, home: Path | None, *, say: Callable[[str], None]) -> None:
+    """The demo KG is installed on first use; any other KG must exist already."""
+    if spec.kg.backend != "oxigraph" or spec.kg.name != DEMO_KG:
+        return
+    from kgteam.tools.kg import ensure_demo_kg, list_kgs
+
+    if any(m.name == DEMO_KG for m in list_kgs(home)):
+        return
+    say(f"installing the demo KG '{DEMO_KG}' into {kg_home_dir(home) / 'kgs'} (one time) …")
+    ensure_demo_kg(home=home, progress=True).close()
+
+
+@contextlib.contextmanager
+def team_runtime(spec: TeamSpec, *, home: Path | None, db: Path | None) -> Iterator[tuple[Any, Any]]:
+    """A runner wired to the session store; everything is released on exit (also on Ctrl-C)."""
+    from kgteam.agents.factory import TeamBuildError, build_team
+    from kgteam.agents.sessions import SqliteSessionStore
+
+    with contextlib.ExitStack() as stack:
+        store = SqliteSessionStore(db or session_db_path(home))
+        stack.callback(store.close)
+        try:
+            runner = build_team(spec, stack=stack, home=home, session_store=store)
+        except TeamBuildError as exc:
+            typer.echo(f"cannot build team {spec.name!r}: {exc}", err=True)
+            raise typer.Exit(2) from None
+        yield runner, store
+
+
+def run_question(loop: asyncio.Runner, runner: Any, question: str, session_id: str,
+                 on_event: Callable[[Envelope], None] | None = None) -> Answer | None:
+    """Ask one question. Ctrl-C cancels this run only: the first press asks the team to stop
+    (it answers with ``stopped_by="cancelled"``), a second press abandons the run (``None``)."""
+
+    async def _ask() -> Answer:
+        cancel = asyncio.Event()
+        task = asyncio.current_task()
+        aloop = asyncio.get_running_loop()
+        presses = 0
+
+        def on_sigint() -> None:
+            nonlocal presses
+            presses += 1
+            cancel.set()
+            if presses > 1 and task is not None:
+                task.cancel()
+
+        installed = False
+        with contextlib.suppress(NotImplementedError, RuntimeError, ValueError):
+            aloop.add_signal_handler(signal.SIGINT, on_sigint)
+            installed = True
+        try:
+            return await runner.ask(question, session_id=session_id, on_event=on_event, cancel=cancel)
+        finally:
+            if installed:
+                aloop.remove_signal_handler(signal.SIGINT)
+
+    try:
+        return loop.run(_ask())
+    except (KeyboardInterrupt, asyncio.CancelledError):
+        return None

@@ -1,0 +1,42 @@
+"""The built-in team: Triad on the demo MetaQA KG, so ``kgteam ask/chat/demo`` work with no YAML.
+
+The model comes from the environment when ``KGTEAM_LLM_BASE_URL`` / ``KGTEAM_LLM_MODEL`` point at
+an OpenAI-compatible API; otherwise the embedded SmolLM2 server is started.
+"""
+
+from __future__ import annotations
+
+import os
+
+from kgteam.config.schema import KGSpec, ModelSpec, TeamSpec
+from kgteam.protocols.budgets import Budgets
+
+DEMO_KG = "metaqa"
+
+# Public MetaQA dev questions (CC BY 3.0) whose answers the bundled KB reproduces exactly.
+DEMO_QUESTIONS: tuple[tuple[str, tuple[str, ...]], ...] = (
+    ("what movies did Temuera Morrison act in", ("Once Were Warriors", "River Queen", "Tracker")),
+    ("the director of Cube Zero was who", ("Ernie Barbarash",)),
+    ("what are the languages spoken in the films directed by Joel Zwick", ("Greek",)),
+    ("the films acted by Sharon Tate were released in which years", ("1967", "1968")),
+)
+
+
+def model_from_env() -> ModelSpec:
+    """``openai`` when the environment names an API, else the embedded ``local`` model."""
+    if os.environ.get("KGTEAM_LLM_BASE_URL") or os.environ.get("KGTEAM_LLM_MODEL"):
+        mode = os.environ.get("KGTEAM_LLM_STRUCTURED_MODE") or "auto"
+        return ModelSpec(provider="openai", base_url=os.environ.get("KGTEAM_LLM_BASE_URL"),
+                         model=os.environ.get("KGTEAM_LLM_MODEL"), structured_mode=mode)  # type: ignore[arg-type]
+    return ModelSpec(provider="local")
+
+
+# The embedded 135M model on a small shared CPU needs minutes, not seconds, per question.
+LOCAL_MODEL_TIMEOUT_S = 900.0
+
+
+def default_team_spec() -> TeamSpec:
+    model = model_from_env()
+    extra = {"budgets": Budgets(timeout_s=LOCAL_MODEL_TIMEOUT_S)} if model.provider == "local" else {}
+    return TeamSpec(name="triad", description="Triad (generalist, decision maker, advisor) on the demo MetaQA KG",
+                    model=model, kg=KGSpec(backend="oxigraph", name=DEMO_KG), playbook="triad", **extra)

@@ -1,0 +1,171 @@
+"""Short names → installed roles, tools and backends, through Python entry points.
+
+Team YAML only ever names things by short name; this module is the one place that turns a
+name into code, and only for what an installed distribution declared in the groups
+``kgteam.roles``, ``kgteam.tools`` and ``kgteam.backends``. YAML never imports dotted paths.
+
+kgteam's own roles are declared as entry points in its ``pyproject.toml``. The built-in tables
+below are a fallback so a checkout whose metadata predates a new role still works; entry
+points win when both name the same thing.
+"""
+
+from __future__ import annotations
+
+import importlib
+import inspect
+from dataclasses import dataclass
+from functools import lru_cache
+from importlib.metadata import entry_points
+from typing import Any, Literal
+
+Group = Literal["roles", "tools", "backends"]
+GROUPS: tuple[Group, ...] = ("roles", "tools", "backends")
+
+# name -> "module" (the Role subclass whose ``name`` equals the key is picked) or "module:attr".
+BUILTIN_ROLES: dict[str, str] = {
+    "generalist": "kgteam.roles.triad.generalist:Generalist",
+    "decision_maker": "kgteam.roles.triad.decision_maker:DecisionMaker",
+    "advisor": "kgteam.roles.triad.advisor:Advisor",
+    "contextualizer": "kgteam.roles.contextualizer:Contextualizer",
+}
+# Tools are the KGTools methods; a plugin tool is an async callable registered by name.
+BUILTIN_TOOLS: dict[str, str] = {
+    name: f"kgteam.tools.kg_tools:KGTools.{name}"
+    for name in ("search_entities", "search_relations", "entity_schema", "neighbors", "run_sparql", "labels_for")
+}
+BUILTIN_BACKENDS: dict[str, str] = {
+    "oxigraph": "kgteam.tools.backends.oxigraph_store:OxigraphStore",
+    "sparql": "kgteam.tools.backends.sparql_endpoint:SparqlEndpointStore",
+    "tantivy": "kgteam.tools.backends.tantivy_index:TantivyLabelIndex",
+    "elastic": "kgteam.tools.backends.elastic_index:ElasticLabelIndex",
+}
+_BUILTINS: dict[Group, dict[str, str]] = {"roles": BUILTIN_ROLES, "tools": BUILTIN_TOOLS, "backends": BUILTIN_BACKENDS}
+
+
+class UnknownName(LookupError):
+    """A short name nobody installed; the message lists what is installed."""
+
+    def __init__(self, group: Group, name: str, installed: list[str]):
+        self.group, self.name, self.installed = group, name, installed
+        singular = {"roles": "role", "tools": "tool", "backends": "backend"}[group]
+        listed = ", ".join(installed) if installed else "(none)"
+        super().__init__(f"unknown {singular} {name!r}; installed {group}: {listed}")
+
+    def __str__(self) -> str:
+        return str(self.args[0])
+
+
+class PluginLoadError(ImportError):
+    """An installed name whose code could not be imported (broken plugin)."""
+
+
+@dataclass(frozen=True)
+class Entry:
+    group: Group
+    name: str
+    target: str  # "module" or "module:attr"
+    package: str  # distribution that declared it ("kgteam (built-in)" for the fallback table)
+
+    def load(self) -> Any:
+        module_name, _, attr = self.target.partition(":")
+        try:
+            obj: Any = importlib.import_module(module_name)
+        except ImportError as exc:
+            raise PluginLoadError(f"{self.group} {self.name!r} from {self.package}: cannot import "
+                                  f"{module_name!r}: {exc}") from exc
+        if attr:
+            for part in attr.split("."):
+                try:
+                    obj = getattr(obj, part)
+                except AttributeError as exc:
+                    raise PluginLoadError(f"{self.group} {self.name!r} from {self.package}: "
+                                          f"{module_name!r} has no {attr!r}") from exc
+            return obj
+        if self.group == "roles":
+            return _role_class_in(obj, self.name, self)
+        return obj
+
+
+def _role_class_in(module: Any, name: str, entry: Entry) -> Any:
+    from kgteam.roles.base import Role
+
+    found = [obj for obj in vars(module).values()
+             if inspect.isclass(obj) and issubclass(obj, Role) and obj is not Role
+             and not inspect.isabstract(obj) and getattr(obj, "name", None) == name]
+    if not found:
+        raise PluginLoadError(f"role {name!r}: module {module.__name__!r} defines no Role with name {name!r}")
+    return found[0]
+
+
+@lru_cache(maxsize=1)
+def _entry_points() -> dict[Group, dict[str, Entry]]:
+    table: dict[Group, dict[str, Entry]] = {g: {} for g in GROUPS}
+    for group in GROUPS:
+        for name, target in _BUILTINS[group].items():
+            table[group][name] = Entry(group, name, target, "kgteam (built-in)")
+        for ep in entry_points(group=f"kgteam.{group}"):
+            dist = ep.dist.name if ep.dist is not None else "?"
+            table[group][ep.name] = Entry(group, ep.name, ep.value, dist)
+    return table
+
+
+def refresh() -> None:
+    """Forget cached entry points (after installing/uninstalling a plugin in this process)."""
+    _entry_points.cache_clear()
+    importlib.invalidate_caches()
+
+
+def entries(group: Group) -> dict[str, Entry]:
+    return dict(sorted(_entry_points()[group].items()))
+
+
+def installed(group: Group) -> list[str]:
+    return sorted(_entry_points()[group])
+
+
+def entry(group: Group, name: str) -> Entry:
+    table = _entry_points()[group]
+    if name not in table:
+        raise UnknownName(group, name, sorted(table))
+    return table[name]
+
+
+def load(group: Group, name: str) -> Any:
+    return entry(group, name).load()
+
+
+def role_class(name: str) -> type:
+    """The Role subclass installed under ``name``; checks it really is a Role."""
+    from kgteam.roles.base import Role
+
+    cls = load("roles", name)
+    if not (inspect.isclass(cls) and issubclass(cls, Role)):
+        e = entry("roles", name)
+        raise PluginLoadError(f"role {name!r} from {e.package} ({e.target}) is not a kgteam Role subclass")
+    return cls
+
+
+@dataclass(frozen=True)
+class RoleInfo:
+    name: str
+    consumes: tuple[str, ...]
+    produces: tuple[str, ...]
+    tools: tuple[str, ...]
+    package: str
+    doc: str
+    error: str | None = None
+
+
+def describe_roles() -> list[RoleInfo]:
+    """Every installed role, loaded, for ``kgteam roles``; a broken plugin is listed with its error."""
+    infos = []
+    for name, e in entries("roles").items():
+        try:
+            cls = role_class(name)
+        except (PluginLoadError, ImportError) as exc:
+            infos.append(RoleInfo(name, (), (), (), e.package, "", error=str(exc)))
+            continue
+        doc = (inspect.getdoc(cls) or "").split("\n\n")[0].replace("\n", " ")
+        infos.append(RoleInfo(name, tuple(cls.consumes), tuple(cls.produces), tuple(getattr(cls, "tools", ())),
+                              e.package, doc))
+    return infos

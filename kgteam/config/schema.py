@@ -1,0 +1,209 @@
+"""The team YAML, as pydantic models: what a person may write, checked strictly (unknown fields fail).
+
+Only structure lives here. Names that depend on what is installed (roles, backends, tools,
+payload kinds, playbooks) are checked by :mod:`kgteam.config.loader` against the registry, so
+this module imports nothing beyond the protocols.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, model_validator
+
+from kgteam.protocols.budgets import Budgets
+from kgteam.protocols.routes import Route
+
+Provider = Literal["openai", "local", "scripted"]
+StructuredMode = Literal["auto", "json_schema", "json_object_schema", "json_object", "none"]
+
+
+class _Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+class ModelSpec(_Strict):
+    """Which chat model a team (or one role) talks to.
+
+    ``openai`` is any OpenAI-compatible API (OpenAI, vLLM, Ollama, llama.cpp server ...);
+    ``local`` starts the embedded llama.cpp server with SmolLM2; ``scripted`` replays a script
+    file (tests, demos without a model).
+    """
+
+    provider: Provider = "openai"
+    base_url: str | None = None
+    model: str | None = None
+    api_key_env: str | None = Field(None, description="name of the env variable holding the API key")
+    api_key: str | None = Field(None, description="usually written as ${SOME_ENV_VAR}", repr=False)
+    structured_mode: StructuredMode = "auto"
+    timeout_s: float = Field(60.0, gt=0)
+    max_retries: int = Field(4, ge=0)
+    temperature: float | None = Field(None, ge=0, le=2)
+    max_tokens: int | None = Field(None, gt=0)
+    script: str | None = Field(None, description="scripted provider: path to the script (YAML/JSON)")
+
+    @model_validator(mode="after")
+    def _provider_needs(self) -> ModelSpec:
+        if self.provider == "scripted" and not self.script:
+            raise ValueError("provider 'scripted' needs 'script: <path to script file>'")
+        if self.api_key and self.api_key_env:
+            raise ValueError("give either 'api_key' or 'api_key_env', not both")
+        return self
+
+
+class ModelOverride(_Strict):
+    """Per-role override: only the fields given replace the team's model settings."""
+
+    provider: Provider | None = None
+    base_url: str | None = None
+    model: str | None = None
+    api_key_env: str | None = None
+    api_key: str | None = Field(None, repr=False)
+    structured_mode: StructuredMode | None = None
+    timeout_s: float | None = Field(None, gt=0)
+    max_retries: int | None = Field(None, ge=0)
+    temperature: float | None = Field(None, ge=0, le=2)
+    max_tokens: int | None = Field(None, gt=0)
+    script: str | None = None
+
+    def apply_to(self, base: ModelSpec) -> ModelSpec:
+        merged = base.model_dump()
+        merged.update(self.model_dump(exclude_none=True))
+        if "api_key" in self.model_fields_set and self.api_key:
+            merged["api_key_env"] = None
+        if "api_key_env" in self.model_fields_set and self.api_key_env:
+            merged["api_key"] = None
+        return ModelSpec.model_validate(merged)
+
+
+class LabelsSpec(_Strict):
+    """Label search next to a SPARQL endpoint: a tantivy folder or an Elasticsearch index."""
+
+    backend: str = "tantivy"
+    path: str | None = None  # tantivy index folder
+    url: str | None = None  # elastic
+    index: str | None = None  # elastic index name
+    api_key_env: str | None = None  # elastic
+    options: dict[str, Any] = Field(default_factory=dict)  # passed to plugin backends
+
+    @model_validator(mode="after")
+    def _backend_needs(self) -> LabelsSpec:
+        if self.backend == "tantivy" and not self.path:
+            raise ValueError("labels backend 'tantivy' needs 'path' (the index folder)")
+        if self.backend == "elastic" and not self.url:
+            raise ValueError("labels backend 'elastic' needs 'url'")
+        return self
+
+
+class KGSpec(_Strict):
+    """The knowledge graph: an installed/embedded Oxigraph KG, or a SPARQL endpoint + label index."""
+
+    backend: str = "oxigraph"
+    name: str | None = Field(None, description="a KG installed under <kg_home>/kgs/<name>")
+    path: str | None = Field(None, description="a KG folder (store/, labels/, manifest.json)")
+    endpoint: str | None = None
+    labels: LabelsSpec | None = None
+    timeout_s: float = Field(10.0, gt=0, description="per-query timeout for the KG tools")
+    max_rows: int = Field(10_000, gt=0)
+    options: dict[str, Any] = Field(default_factory=dict)  # passed to plugin backends
+
+    @model_validator(mode="after")
+    def _backend_needs(self) -> KGSpec:
+        if self.backend == "oxigraph":
+            if not (self.name or self.path):
+                raise ValueError("backend 'oxigraph' needs 'name' (an installed KG) or 'path'")
+            if self.name and self.path:
+                raise ValueError("give either 'name' or 'path', not both")
+        elif self.backend == "sparql":
+            if not self.endpoint:
+                raise ValueError("backend 'sparql' needs 'endpoint' (the SPARQL endpoint URL)")
+            if self.labels is None:
+                raise ValueError("backend 'sparql' needs 'labels' (tantivy path or elastic settings)")
+        return self
+
+
+class RoleSpec(_Strict):
+    """One role instance: which installed role (short name), its settings, an optional model."""
+
+    role: str
+    settings: dict[str, Any] = Field(default_factory=dict)
+    model: ModelOverride | None = None
+
+
+def normalise_roles(value: Any) -> Any:
+    """Accept the friendly shapes and return ``{instance: {role: ..., ...}}``.
+
+    - mapping ``{advisor: {role: advisor, settings: {...}}}``; ``role`` defaults to the key;
+      a bare string value ``{fmt: answer_formatter}`` names the role;
+    - list ``[generalist, {name: fmt, role: answer_formatter}]``.
+    """
+    if isinstance(value, dict):
+        out: dict[Any, Any] = {}
+        for key, spec in value.items():
+            if spec is None:
+                spec = {}
+            if isinstance(spec, str):
+                spec = {"role": spec}
+            if isinstance(spec, dict) and "role" not in spec:
+                spec = {"role": key, **spec}
+            out[key] = spec
+        return out
+    if isinstance(value, list):
+        out = {}
+        for item in value:
+            if isinstance(item, str):
+                out[item] = {"role": item}
+            elif isinstance(item, dict):
+                item = dict(item)
+                name = item.pop("name", None) or item.get("role")
+                if "role" not in item and name is not None:
+                    item["role"] = name
+                out[name] = item
+            else:
+                out[item] = item  # let pydantic report the wrong type
+        return out
+    return value
+
+
+class TeamSpec(_Strict):
+    """A whole team: model, KG, roles, how messages flow (routes or a playbook), budgets."""
+
+    name: str
+    description: str = ""
+    model: ModelSpec = Field(default_factory=ModelSpec)
+    kg: KGSpec = Field(default_factory=lambda: KGSpec(name="metaqa"))
+    roles: dict[str, RoleSpec] = Field(default_factory=dict)
+    playbook: str | None = None
+    routes: list[Route] | None = None
+    extra_routes: list[Route] = Field(default_factory=list, description="appended to the playbook's routes")
+    budgets: Budgets = Field(default_factory=Budgets)
+    entry: str | None = None
+    answer_role: str | None = None
+
+    @model_validator(mode="before")
+    @classmethod
+    def _friendly_shapes(cls, data: Any) -> Any:
+        if isinstance(data, dict):
+            data = dict(data)
+            if "roles" in data:
+                data["roles"] = normalise_roles(data["roles"])
+            for key in ("routes", "extra_routes"):
+                if isinstance(data.get(key), list):
+                    data[key] = [_route_to_list(r) for r in data[key]]
+        return data
+
+    @model_validator(mode="after")
+    def _routes_or_playbook(self) -> TeamSpec:
+        if self.routes is not None and self.playbook:
+            raise ValueError("give either 'routes' or 'playbook', not both (use 'extra_routes' to add routes)")
+        if self.routes is None and not self.playbook:
+            raise ValueError("a team needs 'routes' or 'playbook' (e.g. 'playbook: triad')")
+        if self.routes is not None and not self.roles:
+            raise ValueError("a team with explicit 'routes' needs 'roles'")
+        return self
+
+
+def _route_to_list(route: Any) -> Any:
+    if isinstance(route, dict) and isinstance(route.get("to"), str):
+        return {**route, "to": [route["to"]]}
+    return route

@@ -1,0 +1,145 @@
+"""A tiny MetaQA-format KG and a two-role team (real model calls through a script, real KG tools),
+so the CLI can be driven end to end without depending on Triad's prompts."""
+
+from __future__ import annotations
+
+import json
+import sys
+import types
+from pathlib import Path
+
+import pytest
+from pydantic import BaseModel
+
+from kgteam.config import registry
+from kgteam.protocols.envelope import Envelope
+from kgteam.protocols.evidence import Evidence, EvidenceQuery, EvidenceTriple
+from kgteam.protocols.payloads import Answer, AnswerValue, Candidate, EntityCandidates, Payload, Question
+from kgteam.roles.base import Role, RoleContext
+from kgteam.tools.sparql_guard import sparql_iri
+
+KB = """\
+My Big Fat Greek Wedding|directed_by|Joel Zwick
+My Big Fat Greek Wedding|in_language|Greek
+Fat Albert|directed_by|Joel Zwick
+Fat Albert|release_year|2004
+Kismet|directed_by|William Dieterle
+Kismet|release_year|1944
+"""
+REL = "http://example.org/metaqa/r/directed_by"
+
+
+class Mention(BaseModel):
+    mention: str
+
+
+class Linker(Role):
+    """Asks the model which name the question is about, then links it with label search."""
+
+    name = "t_linker"
+    consumes = ("question",)
+    produces = ("entity_candidates",)
+    tools = ("search_entities",)
+
+    async def handle(self, message: Envelope, ctx: RoleContext) -> list[Payload]:
+        assert isinstance(message.payload, Question)
+        reply = await ctx.model.chat([{"role": "user", "content": f"Name the film or person in: "
+                                                                  f"{message.payload.text}"}],
+                                     role=self.name, json_schema=Mention.model_json_schema())
+        mention = Mention.model_validate_json(reply.text).mention
+        hits = await ctx.tools.search_entities(mention, k=3)
+        return [EntityCandidates(mention=mention, candidates=[Candidate(iri=h.iri, label=h.label, score=h.score,
+                                                                        source="search") for h in hits])]
+
+
+class Answerer(Role):
+    """Answers 'who directed X' / 'what did X direct' with one SPARQL query over directed_by."""
+
+    name = "t_answerer"
+    consumes = ("entity_candidates",)
+    produces = ("answer",)
+    tools = ("run_sparql",)
+
+    async def handle(self, message: Envelope, ctx: RoleContext) -> list[Payload]:
+        cands = message.payload
+        assert isinstance(cands, EntityCandidates)
+        if not cands.candidates:
+            return [Answer(text="I don't know.", status="unknown")]
+        top = cands.candidates[0]
+        e = sparql_iri(top.iri)
+        query = (f"SELECT ?s ?o ?sl ?ol WHERE {{ ?s <{REL}> ?o . FILTER(?s = {e} || ?o = {e}) "
+                 "?s <http://www.w3.org/2000/01/rdf-schema#label> ?sl . "
+                 "?o <http://www.w3.org/2000/01/rdf-schema#label> ?ol }")
+        result = await ctx.tools.run_sparql(query)
+        triples, values = [], []
+        for row in result.rows:
+            s, o = row["s"].value, row["o"].value
+            triples.append(EvidenceTriple(subject=s, predicate=REL, object=o, subject_label=row["sl"].value,
+                                          predicate_label="directed by", object_label=row["ol"].value))
+            other = (o, row["ol"].value) if s == top.iri else (s, row["sl"].value)
+            values.append(AnswerValue(iri=other[0], label=other[1]))
+        values.sort(key=lambda v: v.label)
+        text = ", ".join(v.label for v in values) or "I don't know."
+        return [Answer(text=text, values=values, grounded=bool(triples),
+                       status="answered" if values else "unknown",
+                       evidence=Evidence(triples=triples, queries=[EvidenceQuery(sparql=result.query,
+                                                                                 row_count=len(result.rows))]))]
+
+
+@pytest.fixture(autouse=True)
+def cli_test_roles(monkeypatch: pytest.MonkeyPatch):
+    module = types.ModuleType("kgteam_cli_test_roles")
+    module.Linker, module.Answerer = Linker, Answerer
+    monkeypatch.setitem(sys.modules, module.__name__, module)
+    monkeypatch.setitem(registry.BUILTIN_ROLES, "t_linker", f"{module.__name__}:Linker")
+    monkeypatch.setitem(registry.BUILTIN_ROLES, "t_answerer", f"{module.__name__}:Answerer")
+    registry.refresh()
+    yield
+    monkeypatch.undo()
+    registry.refresh()
+
+
+@pytest.fixture(scope="session")
+def kg_home(tmp_path_factory) -> Path:
+    from kgteam.tools.loading import build_kg
+
+    home = tmp_path_factory.mktemp("kghome")
+    kb = home / "mini_kb.txt"
+    kb.write_text(KB, encoding="utf-8")
+    build_kg([kb], "mini", home=home, format="metaqa", progress=False)
+    return home
+
+
+SCRIPT = {"rules": [
+    {"role": "t_linker", "match": "Kismet", "reply": {"mention": "Kismet"}},
+    {"role": "t_linker", "match": "Zwick", "reply": {"mention": "Joel Zwick"}},
+]}
+
+TEAM = """\
+name: mini
+description: linker + answerer over a six-triple KG
+model:
+  provider: scripted
+  script: script.json
+kg:
+  backend: oxigraph
+  name: mini
+roles:
+  - t_linker
+  - t_answerer
+routes:
+  - {kind: question, sender: user, to: t_linker}
+  - {kind: entity_candidates, to: t_answerer}
+budgets:
+  max_llm_calls: 5
+  timeout_s: 30
+"""
+
+
+@pytest.fixture
+def team_file(tmp_path, kg_home, monkeypatch) -> Path:
+    monkeypatch.setenv("KGTEAM_HOME", str(kg_home))
+    (tmp_path / "script.json").write_text(json.dumps(SCRIPT), encoding="utf-8")
+    path = tmp_path / "team.yaml"
+    path.write_text(TEAM, encoding="utf-8")
+    return path
