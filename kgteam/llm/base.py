@@ -16,6 +16,7 @@ class ChatReply:
     latency_s: float = 0.0
     model: str = ""
     raw: dict[str, Any] = field(default_factory=dict)
+    usage_estimated: bool = False  # True when the server sent no usage and tokens are chars/4
 
 
 class ModelError(Exception):
