@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, Any, ClassVar, Protocol
 
 from pydantic import BaseModel
 
-from kgteam.protocols.budgets import BudgetUsage, Budgets
+from kgteam.protocols.budgets import Budgets, BudgetUsage
 from kgteam.protocols.envelope import Envelope
 from kgteam.protocols.payloads import Answer, Payload
 
@@ -67,6 +67,9 @@ class Role(ABC):
     tools: ClassVar[tuple[str, ...]] = ()
     prompts: ClassVar[tuple[str, ...]] = ()
     settings_model: ClassVar[type[BaseModel] | None] = None  # validates the role's YAML settings
+    # payload kinds this role emits one level deeper (a hop, a sub-question): the runtime adds 1 to
+    # the envelope depth for these and stops the run at ``max_depth``; everything else keeps depth
+    deepens: ClassVar[tuple[str, ...]] = ()
 
     def __init__(self, settings: BaseModel | None = None, *, instance_name: str | None = None):
         self.settings = settings
@@ -75,3 +78,12 @@ class Role(ABC):
     @abstractmethod
     async def handle(self, message: Envelope, ctx: RoleContext) -> list[Payload]:
         """React to one message. Must not block the event loop; must honour cancellation."""
+
+    async def finalize(self, ctx: RoleContext, reason: str) -> Answer | None:
+        """Best grounded answer so far, asked by the supervisor when a run stops early.
+
+        ``reason`` is the budget name (or "no_answer" when the bus ran dry); ``ctx.transcript``
+        holds the question's messages so far. Keep it quick and model-free: budgets may be spent.
+        ``None`` means the runtime answers "I don't know".
+        """
+        return None

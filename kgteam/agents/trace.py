@@ -1,0 +1,128 @@
+"""Run traces: the sink roles write to, JSONL export and a readable rendering (``kgteam trace ID``)."""
+
+from __future__ import annotations
+
+import json
+from datetime import datetime
+from pathlib import Path
+from typing import Any
+
+from kgteam.agents.sessions import SessionStore
+from kgteam.protocols.envelope import Envelope
+from kgteam.roles.base import TraceSink
+
+
+class RunTrace:
+    """The ``TraceSink`` a run's roles get: persists each event with its session and turn, mirrors it
+    to an optional extra sink (tests, UIs)."""
+
+    def __init__(self, session_id: str, turn: int, store: SessionStore | None = None,
+                 mirror: TraceSink | None = None):
+        self.session_id = session_id
+        self.turn = turn
+        self.store = store
+        self.mirror = mirror
+        self.events: list[dict[str, Any]] = []
+
+    def record(self, event: str, **data: Any) -> None:
+        self.events.append({"event": event, **data})
+        if self.store is not None:
+            self.store.append_event(self.session_id, self.turn, event, data)
+        if self.mirror is not None:
+            self.mirror.record(event, **data)
+
+
+def trace_records(store: SessionStore, session_id: str) -> list[dict[str, Any]]:
+    """Messages and events of a session merged in time order (messages first on ties)."""
+    records: list[tuple[str, int, dict[str, Any]]] = []
+    for envelope in store.messages(session_id):
+        records.append((envelope.created_at.isoformat(), 0,
+                        {"type": "message", **envelope.model_dump(mode="json")}))
+    for event in store.events(session_id):
+        records.append((event.get("created_at", ""), 1, {"type": "event", **event}))
+    records.sort(key=lambda r: (_ts(r[0]), r[1]))
+    return [r[2] for r in records]
+
+
+def _ts(value: str) -> float:
+    try:
+        return datetime.fromisoformat(value).timestamp()
+    except ValueError:
+        return 0.0
+
+
+def export_jsonl(store: SessionStore, session_id: str, path: str | Path) -> int:
+    """Write the whole session (turns, messages, tool and LLM calls) as JSON lines; returns the count."""
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    count = 0
+    with path.open("w", encoding="utf-8") as out:
+        for turn in store.turns(session_id):
+            out.write(json.dumps({"type": "turn", "session_id": session_id, "turn": turn.turn,
+                                  "question": turn.question, "complete": turn.complete,
+                                  "started_at": turn.started_at, "finished_at": turn.finished_at}) + "\n")
+            count += 1
+        for record in trace_records(store, session_id):
+            out.write(json.dumps(record, default=str) + "\n")
+            count += 1
+    return count
+
+
+def _payload_summary(envelope: Envelope) -> str:
+    p = envelope.payload
+    kind = envelope.kind
+    data = p.model_dump(mode="json")
+    if kind == "question":
+        return repr(data.get("text"))
+    if kind == "answer":
+        status = f"[{data.get('status')}, stopped_by={data.get('stopped_by')}]"
+        cost = data.get("cost", {})
+        return (f"{data.get('text')!r} {status} grounded={data.get('grounded')} "
+                f"cost: {cost.get('llm_calls')} calls, {cost.get('prompt_tokens', 0) + cost.get('completion_tokens', 0)}"
+                f" tokens, {cost.get('seconds', 0):.3f}s")
+    if kind == "retry_signal":
+        return f"phase={data.get('phase')} reason={data.get('reason')} hint={data.get('hint')!r}"
+    if kind == "budget_exceeded":
+        return f"{data.get('budget')}: used {data.get('used')} of {data.get('limit')}"
+    if kind == "query_result":
+        return f"{len(data.get('rows', []))} rows  {' '.join(str(data.get('sparql', '')).split())[:120]}"
+    text = json.dumps({k: v for k, v in data.items() if k != "kind"}, default=str)
+    return text if len(text) <= 160 else text[:157] + "..."
+
+
+def render_text(store: SessionStore, session_id: str) -> str:
+    """Human-readable trace: per turn, each message and each tool / LLM call, in order."""
+    lines = [f"session {session_id}"]
+    turns = {t.turn: t for t in store.turns(session_id)}
+    current_turn: int | None = None
+    for record in trace_records(store, session_id):
+        turn = record.get("turn", 0)
+        if turn != current_turn:
+            current_turn = turn
+            info = turns.get(turn)
+            state = "complete" if info and info.complete else "INCOMPLETE (interrupted)"
+            lines.append("")
+            lines.append(f"== turn {turn}: {info.question if info else '?'}  [{state}]")
+        if record["type"] == "message":
+            env = Envelope.model_validate({k: v for k, v in record.items() if k != "type"})
+            usage = env.usage
+            cost = f"  ({usage.llm_calls} llm, {usage.total_tokens} tok)" if usage.llm_calls else ""
+            lines.append(f"  [{env.sender:>15}] {env.kind:<18} d{env.depth} b{env.branch} a{env.attempt} "
+                         f"{_payload_summary(env)}{cost}")
+        else:
+            event = record["event"]
+            role = record.get("role") or "-"
+            if event == "llm_call":
+                detail = (f"{record.get('model')} {record.get('prompt_tokens')}+{record.get('completion_tokens')} tok "
+                          f"{float(record.get('latency_s') or 0) * 1000:.1f} ms")
+            elif event == "tool_call":
+                detail = (f"{record.get('tool')} {record.get('args')} -> {record.get('result')} "
+                          f"{float(record.get('seconds') or 0) * 1000:.1f} ms"
+                          + (f" ERROR {record.get('error')}" if record.get("error") else ""))
+            else:
+                skip = {"type", "event", "turn", "seq", "created_at", "role"}
+                detail = json.dumps({k: v for k, v in record.items() if k not in skip}, default=str)
+                if len(detail) > 200:
+                    detail = detail[:197] + "..."
+            lines.append(f"      · {event:<10} {role:<15} {detail}")
+    return "\n".join(lines)

@@ -1,0 +1,63 @@
+"""The pure routing function, on its own."""
+
+from kgteam.agents.routing import route
+from kgteam.protocols.envelope import Envelope
+from kgteam.protocols.evidence import Evidence, EvidenceQuery
+from kgteam.protocols.payloads import Answer, Grade, QueryResult, Question, RetrySignal
+from kgteam.protocols.routes import Route
+
+
+def env(payload, sender="user"):
+    return Envelope(session_id="s", sender=sender, payload=payload)
+
+
+def test_routes_by_kind_in_route_order_without_duplicates():
+    routes = [
+        Route(kind="question", to=["contextualizer", "logger"]),
+        Route(kind="answer", to=["grader"]),
+        Route(kind="question", to=["logger", "generalist"]),
+    ]
+    assert route(env(Question(text="q")), routes) == ["contextualizer", "logger", "generalist"]
+    assert route(env(Answer(text="a")), routes) == ["grader"]
+    assert route(env(Grade(grader="g", verdict=True)), routes) == []
+
+
+def test_when_equality_and_bool_is_not_int():
+    routes = [Route(kind="grade", to=["rewriter"], when={"verdict": False}),
+              Route(kind="grade", to=["answerer"], when={"verdict": True})]
+    assert route(env(Grade(grader="g", verdict=False)), routes) == ["rewriter"]
+    assert route(env(Grade(grader="g", verdict=True)), routes) == ["answerer"]
+    assert route(env(Grade(grader="g", verdict=True)), [Route(kind="grade", to=["x"], when={"verdict": 1})]) == []
+
+
+def test_when_list_means_one_of():
+    routes = [Route(kind="retry_signal", to=["generalist"], when={"phase": ["parsing", "query"]}),
+              Route(kind="retry_signal", to=["decision_maker"], when={"phase": "linking"})]
+    assert route(env(RetrySignal(phase="query", reason="empty_result")), routes) == ["generalist"]
+    assert route(env(RetrySignal(phase="linking", reason="empty_result")), routes) == ["decision_maker"]
+    assert route(env(RetrySignal(phase="answer", reason="x")), routes) == []
+
+
+def test_when_dotted_path_into_nested_models_and_lists():
+    answer = Answer(text="a", evidence=Evidence(queries=[EvidenceQuery(sparql="SELECT", row_count=0)]))
+    assert route(env(answer), [Route(kind="answer", to=["r"], when={"evidence.queries.0.row_count": 0})]) == ["r"]
+    assert route(env(answer), [Route(kind="answer", to=["r"], when={"evidence.queries.0.row_count": 3})]) == []
+    # a missing path never matches (not even against None)
+    assert route(env(answer), [Route(kind="answer", to=["r"], when={"evidence.queries.5.row_count": None})]) == []
+    assert route(env(answer), [Route(kind="answer", to=["r"], when={"nope": None})]) == []
+    result = QueryResult(sparql="S", rows=[{"x": "1"}])
+    assert route(env(result), [Route(kind="query_result", to=["r"], when={"rows.0.x": "1"})]) == ["r"]
+
+
+def test_all_conditions_and_sender_must_hold():
+    routes = [Route(kind="question", to=["generalist"], sender="contextualizer"),
+              Route(kind="question", to=["contextualizer"], sender="user")]
+    assert route(env(Question(text="q"), sender="user"), routes) == ["contextualizer"]
+    assert route(env(Question(text="q"), sender="contextualizer"), routes) == ["generalist"]
+    two = [Route(kind="answer", to=["r"], when={"status": "answered", "grounded": True})]
+    assert route(env(Answer(text="a", grounded=True)), two) == ["r"]
+    assert route(env(Answer(text="a", grounded=False)), two) == []
+
+
+def test_wildcard_kind():
+    assert route(env(Question(text="q")), [Route(kind="*", to=["audit"])]) == ["audit"]

@@ -1,0 +1,131 @@
+"""Every budget, exercised by a playbook whose roles branch and go deep: right ``stopped_by``,
+a ``BudgetExceeded`` message, and a well-formed answer (finalize's best-so-far or "I don't know")."""
+
+import time
+
+import pytest
+from agents_playbook import Brancher, Diver, any_reply_model, explore_routes
+
+from kgteam.agents.team import TeamRunner
+from kgteam.protocols.budgets import Budgets
+from kgteam.protocols.payloads import Answer
+
+BIG = dict(max_depth=100, max_breadth=10, max_retries=10, max_turns=1000, max_llm_calls=1000,
+           max_tokens=10**7, timeout_s=60)
+
+
+def runner(budgets: dict, *, n=2, answer_at=None, sleep_s=0.0, prompt_size=40, model=None):
+    limits = Budgets(**{**BIG, **budgets})
+    return TeamRunner(
+        roles={"brancher": Brancher(n=n), "diver": Diver(answer_at=answer_at, sleep_s=sleep_s,
+                                                          prompt_size=prompt_size)},
+        routes=explore_routes(), model=model or any_reply_model(), tools=None, budgets=limits,
+        answer_role="diver",
+    )
+
+
+async def ask(team: TeamRunner, question="explore"):
+    events = []
+    answer = await team.ask(question, on_event=events.append)
+    return answer, events
+
+
+def assert_well_formed(answer: Answer, events, stopped_by: str):
+    assert isinstance(answer, Answer)
+    assert answer.stopped_by == stopped_by
+    assert events[0].kind == "question" and events[-1].kind == "answer"
+    assert events[-1].payload == answer
+    assert answer.cost.seconds > 0
+    if stopped_by not in ("done", "cancelled", "error"):
+        exceeded = [e for e in events if e.kind == "budget_exceeded"]
+        assert len(exceeded) == 1 and exceeded[0].payload.budget == stopped_by
+        assert events[-2].kind == "budget_exceeded"
+
+
+async def test_runs_to_done_when_within_budgets():
+    team = runner({}, answer_at=2)
+    answer, events = await ask(team)
+    assert_well_formed(answer, events, "done")
+    assert answer.status == "answered" and answer.text == "found at depth 2"
+    # BFS: q, 2 axioms, 2 hops (d1), 2 hops (d2), then the first branch answers
+    assert [e.kind for e in events] == ["question", "axiom", "axiom", "missing_info", "missing_info",
+                                        "missing_info", "missing_info", "answer"]
+    assert [e.depth for e in events] == [0, 0, 0, 1, 1, 2, 2, 2]
+    assert [e.branch for e in events[1:3]] == [0, 1]
+    # the answer's cost is the run's: 1 (brancher) + 2 + 2 + 1 diver calls
+    assert answer.cost.llm_calls == 6
+    assert answer.cost.llm_calls == sum(e.usage.llm_calls for e in events)
+
+
+async def test_max_depth():
+    team = runner({"max_depth": 2})
+    answer, events = await ask(team)
+    assert_well_formed(answer, events, "max_depth")
+    assert max(e.depth for e in events if e.kind == "missing_info") == 3  # produced, not delivered
+    assert answer.text == "partial: reached depth 2"  # the refused depth-3 hop is not in the transcript
+    assert answer.status == "answered"  # finalize gave the best answer so far
+
+
+async def test_max_breadth_from_branching_role():
+    team = runner({"max_breadth": 3}, n=5)
+    answer, events = await ask(team)
+    assert_well_formed(answer, events, "max_breadth")
+    assert events[-2].payload.used == 5 and events[-2].payload.limit == 3
+    assert answer.status == "unknown" and answer.text == "I don't know."  # no hop yet: finalize had nothing
+
+
+async def test_max_turns():
+    team = runner({"max_turns": 7})
+    answer, events = await ask(team)
+    assert_well_formed(answer, events, "max_turns")
+    role_messages = [e for e in events[:-1] if e.sender in ("brancher", "diver")]
+    assert len(role_messages) == 8  # the 8th was produced and refused
+
+
+async def test_max_llm_calls_stops_before_the_call():
+    model = any_reply_model()
+    team = runner({"max_llm_calls": 4}, model=model)
+    answer, events = await ask(team)
+    assert_well_formed(answer, events, "max_llm_calls")
+    assert len(model.calls) == 4  # the 5th call never reached the model
+    assert answer.cost.llm_calls == 4
+
+
+async def test_max_tokens_stops_after_the_call_that_crossed_it():
+    model = any_reply_model()
+    team = runner({"max_tokens": 120}, prompt_size=200, model=model)  # ~50 tokens per diver call
+    answer, events = await ask(team)
+    assert_well_formed(answer, events, "max_tokens")
+    assert answer.cost.prompt_tokens + answer.cost.completion_tokens > 120
+    # brancher 3+1 tokens, each diver call 50+1: 4, 55, 106, then 157 > 120 on the 4th call
+    assert len(model.calls) == 4
+    assert answer.cost.prompt_tokens + answer.cost.completion_tokens == 157
+
+
+async def test_timeout_s_clock_starts_at_ask_and_stops_promptly():
+    team = runner({"timeout_s": 0.4}, sleep_s=0.15)
+    time.sleep(0.5)  # a runner built long ago must not be timed out already
+    t0 = time.monotonic()
+    answer, events = await ask(team)
+    elapsed = time.monotonic() - t0
+    assert_well_formed(answer, events, "timeout_s")
+    assert 0.35 < elapsed < 1.5
+    assert answer.status in ("answered", "unknown")
+
+
+async def test_budget_usage_visible_to_roles_and_runner():
+    team = runner({"max_depth": 1})
+    answer, _ = await ask(team)
+    run = team.last_run
+    assert run is not None and run.used.depth == 2 and run.used.breadth == 2
+    assert run.role_usage["brancher"].llm_calls == 1
+    assert run.role_usage["diver"].llm_calls == answer.cost.llm_calls - 1
+
+
+@pytest.mark.parametrize("budget", ["max_depth", "max_turns", "max_llm_calls"])
+async def test_deterministic_under_budget(budget):
+    limits = {"max_depth": {"max_depth": 2}, "max_turns": {"max_turns": 6}, "max_llm_calls": {"max_llm_calls": 5}}
+    a1, e1 = await ask(runner(limits[budget]))
+    a2, e2 = await ask(runner(limits[budget]))
+    assert [(e.sender, e.kind, e.depth, e.branch) for e in e1] == [(e.sender, e.kind, e.depth, e.branch) for e in e2]
+    assert a1.text == a2.text and a1.stopped_by == a2.stopped_by == budget
