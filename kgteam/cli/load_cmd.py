@@ -1,0 +1,133 @@
+"""``kgteam load`` (files -> a named KG, or the bundled demo) and ``kgteam kgs`` (list KGs)."""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import signal
+import threading
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Annotated
+
+import typer
+from rich.console import Console
+from rich.table import Table
+
+from kgteam.tools.loading import FORMATS, LoadError, build_kg
+from kgteam.tools.loading.manifest import KGManifest
+
+
+@contextlib.contextmanager
+def _terminate_as_interrupt() -> Iterator[None]:
+    """SIGTERM behaves like Ctrl-C during a load, so the half-built KG is removed on the way out."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+
+    def handler(signum: int, frame: object) -> None:
+        raise KeyboardInterrupt
+
+    previous = signal.signal(signal.SIGTERM, handler)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+
+
+def _fail(message: str, code: int = 1) -> typer.Exit:
+    typer.secho(f"error: {message}", fg="red", err=True)
+    return typer.Exit(code)
+
+
+def _summary(m: KGManifest, seconds: float) -> str:
+    c = m.counts
+    rate = c.facts / seconds if seconds > 0 else 0.0
+    return (
+        f"KG '{m.name}' ready at {m.path}: {c.facts:,} triples (+{c.label_triples:,} label triples), "
+        f"{c.entities:,} entities, {c.relations:,} relations, {m.disk_bytes / 1e6:,.1f} MB "
+        f"in {seconds:,.1f}s ({rate:,.0f} triples/s)"
+    )
+
+
+def load(
+    sources: Annotated[list[Path] | None, typer.Argument(help="input files (.nt .ttl .nq .trig .rdf, MetaQA kb.txt, .tsv; "
+                                                             ".gz/.xz/.bz2 ok)", show_default=False)] = None,
+    name: Annotated[str | None, typer.Option("--name", "-n", help="KG name (folder under <home>/kgs)")] = None,
+    format: Annotated[str | None, typer.Option("--format", "-f", help=f"force the input format: {', '.join(FORMATS)}")]
+    = None,
+    base_iri: Annotated[str | None, typer.Option("--base-iri", help="prefix of IRIs minted for MetaQA/TSV names "
+                                                                     "(default: http://example.org/<name>/; "
+                                                                     "MetaQA: http://example.org/metaqa/)")] = None,
+    labels: Annotated[Path | None, typer.Option("--labels", help="id<TAB>label file naming the entity ids of "
+                                                                 "TSV input (e.g. FB15k-237 entity2text.txt)")] = None,
+    relation_labels: Annotated[Path | None, typer.Option("--relation-labels", help="id<TAB>label file naming "
+                                                                                   "relation ids")] = None,
+    demo: Annotated[bool, typer.Option("--demo", help="install the bundled MetaQA movie KB as KG 'metaqa'")] = False,
+    home: Annotated[Path | None, typer.Option("--home", help="KG home (default: $KGTEAM_HOME or ~/.kgteam)")] = None,
+    quiet: Annotated[bool, typer.Option("--quiet", "-q", help="no progress bar")] = False,
+) -> None:
+    """Build (or rebuild) a named KG: Oxigraph store + label index. The previous KG stays until it succeeds."""
+    if demo:
+        if sources:
+            raise _fail("--demo takes no input files")
+        from kgteam.tools.kg import DEMO_KG_NAME, demo_kb_path
+
+        sources, name, format = [demo_kb_path()], name or DEMO_KG_NAME, "metaqa"
+    if not sources:
+        raise _fail("give input files (or --demo); see `kgteam load --help`", 2)
+    if not name:
+        raise _fail("--name is required (the KG is stored as <home>/kgs/<name>)", 2)
+    started = time.perf_counter()
+    try:
+        with _terminate_as_interrupt():
+            manifest = build_kg(
+                sources,
+                name,
+                home=home,
+                format=format,
+                base_iri=base_iri,
+                progress=not quiet,
+                entity_labels=labels,
+                relation_labels=relation_labels,
+            )
+    except LoadError as exc:
+        raise _fail(str(exc)) from None
+    except KeyboardInterrupt:
+        raise _fail(f"interrupted; KG '{name}' was left as it was", 130) from None
+    except OSError as exc:
+        raise _fail(f"load failed: {exc}") from None
+    typer.echo(_summary(manifest, time.perf_counter() - started))
+
+
+def kgs(
+    home: Annotated[Path | None, typer.Option("--home", help="KG home (default: $KGTEAM_HOME or ~/.kgteam)")] = None,
+    as_json: Annotated[bool, typer.Option("--json", help="the manifests as JSON")] = False,
+) -> None:
+    """List the KGs that are loaded, with their counts and sources."""
+    from kgteam.tools.kg import list_kgs
+    from kgteam.tools.loading import kgs_dir
+
+    found = list_kgs(home)
+    if as_json:
+        typer.echo(json.dumps([m.model_dump(mode="json") | {"path": str(m.path)} for m in found], indent=2))
+        return
+    if not found:
+        typer.echo(f"no KGs in {kgs_dir(home)}; create one with `kgteam load FILE... --name NAME` "
+                   "or `kgteam load --demo`")
+        return
+    table = Table(title=f"KGs in {kgs_dir(home)}")
+    for column in ("name", "triples", "entities", "relations", "format", "size", "created", "sources"):
+        table.add_column(column, justify="right" if column in {"triples", "entities", "relations", "size"} else "left")
+    for m in found:
+        c = m.counts
+        table.add_row(m.name, f"{c.facts:,}", f"{c.entities:,}", f"{c.relations:,}", m.format,
+                      f"{m.disk_bytes / 1e6:,.1f} MB", m.created_at, ", ".join(Path(s.path).name for s in m.sources))
+    Console(highlight=False, width=200).print(table)
+
+
+def register(app: typer.Typer) -> None:
+    """Adds this module's commands to the ``kgteam`` app."""
+    app.command("load")(load)
+    app.command("kgs")(kgs)

@@ -1,0 +1,540 @@
+"""``build_kg``: input files -> a KG folder (Oxigraph store + tantivy label index + manifest), atomically.
+
+The KG is built in a hidden sibling folder and swapped in with two renames only after every
+input was read and indexed without error. A bad line, an exception or Ctrl-C at any point
+removes the half-built folder and leaves the previous KG of that name as it was.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import gc
+import itertools
+import os
+import queue
+import shutil
+import threading
+import time
+import uuid
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from contextlib import nullcontext
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from pathlib import Path
+
+import pyoxigraph as ox
+
+from kgteam import __version__
+from kgteam.tools.backends.base import LabelDoc
+from kgteam.tools.iri import (
+    RDFS_LABEL,
+    SKOS_ALT_LABEL,
+    SKOS_NOTATION,
+    check_base_iri,
+    default_base_iri,
+    mint_entity_iri,
+    mint_relation_iri,
+)
+from kgteam.tools.loading.errors import LoadError
+from kgteam.tools.loading.formats import RDF_FORMATS, detect_format, normalise_format
+from kgteam.tools.loading.labels import (
+    LABEL_PREDICATES,
+    LabelCollector,
+    iri_label,
+    name_label,
+    relation_name_label,
+)
+from kgteam.tools.loading.layout import (
+    LABELS_DIR,
+    OLD_PREFIX,
+    STORE_DIR,
+    TMP_PREFIX,
+    check_kg_name,
+    dir_size,
+    kgs_dir,
+    name_lock,
+    recover,
+)
+from kgteam.tools.loading.manifest import KGCounts, KGManifest, SourceInfo
+from kgteam.tools.loading.progress import LoadProgress, ProgressCallback, RichProgress
+from kgteam.tools.loading.rdf_reader import read_rdf
+from kgteam.tools.loading.sources import first_line, open_source, sha256_file
+from kgteam.tools.loading.text_readers import (
+    INVERSE_SUFFIX,
+    NameTriple,
+    read_label_map,
+    read_metaqa,
+    read_tsv,
+)
+
+METAQA_BASE_IRI = "http://example.org/metaqa/"
+_REPORT_EVERY = 1 << 14  # triples between progress events
+
+
+@dataclass
+class _Input:
+    path: Path
+    format: str
+    size: int
+    records: int = 0
+
+
+@dataclass
+class _Collected:
+    """Everything met while streaming, needed afterwards for labels, counts and the index."""
+
+    base: str
+    entity_labels: dict[str, str]
+    relation_labels: dict[str, str]
+    text_entities: dict[str, ox.NamedNode] = field(default_factory=dict)  # name -> IRI
+    text_relations: dict[str, ox.NamedNode] = field(default_factory=dict)
+    rdf_nodes: set[str] = field(default_factory=set)  # IRIs used as subject or object
+    rdf_predicates: set[str] = field(default_factory=set)
+    rdf_labels: LabelCollector = field(default_factory=LabelCollector)
+    label_triples: int = 0
+
+
+class _Reporter:
+    """Turns stream positions into progress events, rate-limited by triple count."""
+
+    def __init__(self, callback: ProgressCallback | None, inputs: list[_Input]) -> None:
+        self.callback = callback
+        self.total = sum(i.size for i in inputs)
+        self.done_before = 0
+        self.triples = 0
+
+    def read(self, source: str, position: int) -> None:
+        if self.callback is not None:
+            self.callback(LoadProgress("read", source, self.triples, self.done_before + position, self.total))
+
+    def index(self, docs: int, docs_total: int) -> None:
+        if self.callback is not None:
+            self.callback(
+                LoadProgress("index", None, self.triples, self.total, self.total, docs=docs, docs_total=docs_total)
+            )
+
+
+def _default_base(formats: Iterable[str], name: str) -> str:
+    """MetaQA input gets MetaQA's published base (gold SPARQL uses it); anything else a per-KG base."""
+    text_formats = {f for f in formats if f not in RDF_FORMATS}
+    if text_formats == {"metaqa"}:
+        return METAQA_BASE_IRI
+    return default_base_iri(name)
+
+
+def _resolve_inputs(sources: Sequence[str | Path], format: str | None) -> list[_Input]:
+    if not sources:
+        raise LoadError("no input files given")
+    forced = normalise_format(format) if format else None
+    inputs = []
+    for source in sources:
+        path = Path(source).expanduser()
+        if not path.is_file():
+            raise LoadError("no such file" if not path.exists() else "not a regular file", file=path)
+        fmt = forced or _detect(path)
+        inputs.append(_Input(path=path.resolve(), format=fmt, size=path.stat().st_size))
+    return inputs
+
+
+def _detect(path: Path) -> str:
+    try:
+        return detect_format(path)
+    except LoadError:
+        return detect_format(path, first_line(path))  # .txt: decided by the first line
+
+
+def _read_labels_file(path: str | Path | None) -> tuple[dict[str, str], SourceInfo | None]:
+    if path is None:
+        return {}, None
+    p = Path(path).expanduser()
+    if not p.is_file():
+        raise LoadError("no such labels file", file=p)
+    with open_source(p) as src:
+        mapping = read_label_map(src)
+    info = SourceInfo(path=str(p.resolve()), format="tsv", sha256=sha256_file(p), bytes=p.stat().st_size,
+                      records=len(mapping))
+    return mapping, info
+
+
+def _text_quads(triples: Iterator[NameTriple], col: _Collected, inp: _Input, rep: _Reporter,
+                position: Callable[[], int], labeller: _Labeller | None) -> Iterator[ox.Quad]:
+    """Quads of name triples; with a ``labeller``, each new IRI's labels follow its first triple.
+
+    This is the hot loop of MetaQA/TSV loads: names are minted once (dict lookups after that)
+    and counters are kept in locals.
+    """
+    base = col.base
+    entities = col.text_entities
+    relations = col.text_relations
+    source = str(inp.path)
+    named, quad = ox.NamedNode, ox.Quad
+    fresh: list[tuple[ox.NamedNode, str, str]] = []
+    n = reported = 0
+    next_report = _REPORT_EVERY
+    try:
+        for s, r, o, _line in triples:
+            sn = entities.get(s)
+            if sn is None:
+                sn = entities[s] = named(mint_entity_iri(base, s))
+                fresh.append((sn, "entity", s))
+            on = entities.get(o)
+            if on is None:
+                on = entities[o] = named(mint_entity_iri(base, o))
+                fresh.append((on, "entity", o))
+            rn = relations.get(r)
+            if rn is None:
+                rn = relations[r] = named(mint_relation_iri(base, r))
+                fresh.append((rn, "relation", r))
+            n += 1
+            if n == next_report:
+                next_report += _REPORT_EVERY
+                rep.triples += n - reported
+                inp.records += n - reported
+                reported = n
+                rep.read(source, position())
+            yield quad(sn, rn, on)
+            if fresh:
+                if labeller is not None:
+                    for node, kind, name in fresh:
+                        yield from labeller.quads(node, kind, name)
+                fresh.clear()
+    finally:
+        rep.triples += n - reported
+        inp.records += n - reported
+
+
+def _rdf_quads(quads: Iterator[ox.Quad], col: _Collected, inp: _Input, rep: _Reporter,
+               position: Callable[[], int], blank_prefix: str) -> Iterator[ox.Quad]:
+    """Passes RDF quads through, noting IRIs, predicates and label literals on the way."""
+    nodes = col.rdf_nodes
+    predicates = col.rdf_predicates
+    labels = col.rdf_labels
+    named, literal, blank = ox.NamedNode, ox.Literal, ox.BlankNode
+    blanks: dict[str, ox.BlankNode] = {}
+    source = str(inp.path)
+    n = reported = 0
+    next_report = _REPORT_EVERY
+    try:
+        for quad in quads:
+            s, p, o = quad.subject, quad.predicate, quad.object
+            pv = p.value
+            predicates.add(pv)
+            if type(s) is named:
+                nodes.add(s.value)
+            if type(o) is named:
+                nodes.add(o.value)
+            elif type(o) is literal and pv in LABEL_PREDICATES and type(s) is named:
+                labels.add(s.value, pv, o.value, o.language)
+            if type(s) is blank or type(o) is blank:
+                # Parsers name anonymous nodes ([] in Turtle) randomly, and ids are local to a file:
+                # renumber them by first appearance per file, so reloads are identical and files never clash.
+                if type(s) is blank:
+                    s = blanks.get(s.value) or blanks.setdefault(s.value, blank(f"{blank_prefix}{len(blanks)}"))
+                if type(o) is blank:
+                    o = blanks.get(o.value) or blanks.setdefault(o.value, blank(f"{blank_prefix}{len(blanks)}"))
+                quad = ox.Quad(s, p, o)
+            n += 1
+            if n == next_report:
+                next_report += _REPORT_EVERY
+                rep.triples += n - reported
+                inp.records += n - reported
+                reported = n
+                rep.read(source, position())
+            yield quad
+    finally:
+        rep.triples += n - reported
+        inp.records += n - reported
+
+
+def _source_quads(inp: _Input, index: int, col: _Collected, rep: _Reporter,
+                  inverse_suffix: str | None, labeller: _Labeller | None) -> Iterator[ox.Quad]:
+    with open_source(inp.path) as src:
+        position = src.bytes_read
+        rep.read(str(inp.path), 0)
+        if inp.format in RDF_FORMATS:
+            blank_prefix = f"f{index}b"
+            yield from _rdf_quads(read_rdf(src, inp.format, base_iri=col.base), col, inp, rep, position,
+                                  blank_prefix)
+        elif inp.format == "metaqa":
+            reader = read_metaqa(src, inverse_suffix=inverse_suffix)
+            yield from _text_quads(reader, col, inp, rep, position, labeller)
+        else:
+            reader = read_tsv(src, inverse_suffix=inverse_suffix)
+            yield from _text_quads(reader, col, inp, rep, position, labeller)
+    rep.done_before += inp.size
+    rep.read(str(inp.path), 0)
+
+
+class _Labeller:
+    """Makes the label triples of each IRI and hands its index document to the index worker.
+
+    With only name-based (MetaQA/TSV) input an IRI's labels are final when it is first met, so
+    they are emitted right then and the label index is built while the store loads. RDF input
+    may label an IRI anywhere in the file, so RDF IRIs are labelled after the last triple.
+    """
+
+    def __init__(self, col: _Collected, index: _IndexWorker) -> None:
+        self.col = col
+        self.index = index
+        self.done: set[str] = set()
+        self.label_p = ox.NamedNode(RDFS_LABEL)
+        self.alt_p = ox.NamedNode(SKOS_ALT_LABEL)
+        self.notation_p = ox.NamedNode(SKOS_NOTATION)
+
+    def quads(self, node: ox.NamedNode, kind: str, name: str | None) -> Iterator[ox.Quad]:
+        col = self.col
+        iri = node.value
+        self.done.add(iri)
+        found = col.rdf_labels.get(iri)
+        primary = found.primary() if found else None
+        aliases: list[str] = []
+        if primary is None:
+            names = col.entity_labels if kind == "entity" else col.relation_labels
+            if name is not None:
+                mapped = names.get(name)
+                if mapped is not None:
+                    primary = " ".join(mapped.split()) or name
+                    # the file's key is an identifier (e.g. a Freebase MID), not a name: not indexed
+                    yield ox.Quad(node, self.notation_p, ox.Literal(name))
+                    col.label_triples += 1
+                else:
+                    primary = name_label(name) if kind == "entity" else relation_name_label(name)
+                    if primary != name:
+                        aliases.append(name)
+                        yield ox.Quad(node, self.alt_p, ox.Literal(name))
+                        col.label_triples += 1
+            else:
+                primary = iri_label(iri, predicate=kind == "relation")
+            yield ox.Quad(node, self.label_p, ox.Literal(primary))
+            col.label_triples += 1
+        if found:
+            kept = found.aliases(primary)
+            aliases = kept + [a for a in aliases if a not in kept]
+        self.index.put(LabelDoc(iri=iri, kind=kind, labels=[primary], aliases=aliases))  # type: ignore[arg-type]
+
+    def remaining(self) -> Iterator[ox.Quad]:
+        """Labels of every IRI not labelled yet: relations first, then entities, each sorted by IRI."""
+        col = self.col
+        done = self.done
+        relations: dict[str, str | None] = {}
+        for name, node in col.text_relations.items():
+            relations[node.value] = name
+        for iri in col.rdf_predicates:
+            relations.setdefault(iri, None)
+        entities: dict[str, str | None] = {node.value: name for name, node in col.text_entities.items()}
+        for iri in col.rdf_nodes:
+            if iri not in relations:
+                entities.setdefault(iri, None)
+        for iri in sorted(relations):
+            if iri not in done:
+                yield from self.quads(ox.NamedNode(iri), "relation", relations[iri])
+        for iri in sorted(entities):
+            if iri not in done:
+                yield from self.quads(ox.NamedNode(iri), "entity", entities[iri])
+
+
+class _IndexWorker:
+    """Builds the tantivy label index on a thread, fed in batches, so it overlaps the store load.
+
+    The queue is bounded, so a slow index slows the reader down instead of piling documents up
+    in memory. The thread never calls user code: its progress is reported from the main thread
+    while waiting, so an exception from a progress callback (or Ctrl-C) surfaces in the main
+    thread, which then cancels the worker.
+    """
+
+    _BATCH = 2048
+    _MAX_BATCHES = 32
+
+    def __init__(self, folder: Path) -> None:
+        self.folder = folder
+        self.queue: queue.Queue[list[LabelDoc] | None] = queue.Queue(maxsize=self._MAX_BATCHES)
+        self.batch: list[LabelDoc] = []
+        self.submitted = 0
+        self.indexed = 0
+        self.error: BaseException | None = None
+        self.cancelled = threading.Event()
+        self.thread = threading.Thread(target=self._run, name="kg-label-index", daemon=True)
+        self.thread.start()
+
+    def put(self, doc: LabelDoc) -> None:
+        self.batch.append(doc)
+        self.submitted += 1
+        if len(self.batch) >= self._BATCH:
+            self._send(self.batch)
+            self.batch = []
+
+    def _send(self, item: list[LabelDoc] | None) -> None:
+        while True:
+            if self.error is not None or not self.thread.is_alive():
+                raise LoadError(f"building the label index failed: {self.error}") from self.error
+            try:
+                self.queue.put(item, timeout=0.5)
+                return
+            except queue.Full:
+                continue
+
+    def _run(self) -> None:
+        try:
+            from kgteam.tools.backends.tantivy_index import TantivyLabelIndexWriter
+
+            writer = TantivyLabelIndexWriter(self.folder)
+            while not self.cancelled.is_set():
+                batch = self.queue.get()
+                if batch is None:
+                    if not self.cancelled.is_set():
+                        writer.commit()
+                    return
+                for doc in batch:
+                    writer.add(doc)
+                self.indexed += len(batch)
+        except BaseException as exc:  # reported to the main thread by _send()/finish()
+            self.error = exc
+
+    def finish(self, rep: _Reporter) -> int:
+        """Flushes, waits for the commit (reporting progress), re-raises a worker failure."""
+        if self.batch:
+            self._send(self.batch)
+            self.batch = []
+        self._send(None)
+        while self.thread.is_alive():
+            rep.index(self.indexed, self.submitted)
+            self.thread.join(0.2)
+        if self.error is not None:
+            raise LoadError(f"building the label index failed: {self.error}") from self.error
+        rep.index(self.submitted, self.submitted)
+        return self.submitted
+
+    def cancel(self) -> None:
+        """Stops the worker after its current batch; nothing it wrote is kept (the folder is removed)."""
+        self.cancelled.set()
+        with contextlib.suppress(queue.Full):
+            self.queue.put_nowait(None)  # wakes a worker waiting on an empty queue
+        self.thread.join()
+
+
+def _build_into(tmp: Path, name: str, inputs: list[_Input], base: str, rep: _Reporter,
+                entity_labels: tuple[dict[str, str], SourceInfo | None],
+                relation_labels: tuple[dict[str, str], SourceInfo | None],
+                inverse_suffix: str | None) -> KGManifest:
+    started = time.perf_counter()
+    tmp.mkdir(parents=True)
+    col = _Collected(base=base, entity_labels=entity_labels[0], relation_labels=relation_labels[0])
+    n_rdf = sum(1 for i in inputs if i.format in RDF_FORMATS)
+    index = _IndexWorker(tmp / LABELS_DIR)
+    try:
+        labeller = _Labeller(col, index)
+        early = labeller if n_rdf == 0 else None
+        streams = [
+            _source_quads(inp, i, col, rep, inverse_suffix, early) for i, inp in enumerate(inputs)
+        ]
+        store = ox.Store(str(tmp / STORE_DIR))
+        try:
+            store.bulk_extend(itertools.chain(*streams, labeller.remaining()))
+            store.flush()
+            total_triples = len(store)
+        finally:
+            del store
+            gc.collect()  # the RocksDB handle must be released before the folder is renamed
+        if not any(i.records for i in inputs):
+            # almost certainly the wrong file or format; never replace a KG with an empty one
+            raise LoadError("no triples found in the input", file=inputs[0].path if len(inputs) == 1 else None)
+        label_docs = index.finish(rep)
+    except BaseException:
+        index.cancel()
+        raise
+    relations = len({n.value for n in col.text_relations.values()} | col.rdf_predicates)
+    entities = label_docs - relations
+    fmts = {i.format for i in inputs}
+    manifest = KGManifest(
+        name=name,
+        format=fmts.pop() if len(fmts) == 1 else "mixed",
+        base_iri=base,
+        sources=[
+            SourceInfo(path=str(i.path), format=i.format, sha256=sha256_file(i.path), bytes=i.size, records=i.records)
+            for i in inputs
+        ],
+        entity_labels=entity_labels[1],
+        relation_labels=relation_labels[1],
+        inverse_suffix=inverse_suffix,
+        counts=KGCounts(
+            triples=total_triples,
+            facts=total_triples - col.label_triples,
+            label_triples=col.label_triples,
+            entities=entities,
+            relations=relations,
+            label_docs=label_docs,
+        ),
+        build_seconds=round(time.perf_counter() - started, 3),
+        created_at=datetime.now(UTC).isoformat(timespec="seconds"),
+        kgteam_version=__version__,
+    )
+    manifest.disk_bytes = dir_size(tmp)
+    manifest.write(tmp)
+    return manifest
+
+
+def _swap(kgs: Path, name: str, tmp: Path) -> Path:
+    """Moves the built folder into place; the old KG is kept until the new one is in."""
+    final = kgs / name
+    if final.exists():
+        old = kgs / f"{OLD_PREFIX}{name}+{uuid.uuid4().hex[:12]}"
+        os.rename(final, old)
+        try:
+            os.rename(tmp, final)
+        except BaseException:
+            os.rename(old, final)
+            raise
+        shutil.rmtree(old, ignore_errors=True)
+    else:
+        os.rename(tmp, final)
+    return final
+
+
+def build_kg(
+    sources: Sequence[str | Path] | str | Path,
+    name: str,
+    home: Path | None = None,
+    format: str | None = None,
+    base_iri: str | None = None,
+    progress: bool | ProgressCallback = True,
+    *,
+    entity_labels: str | Path | None = None,
+    relation_labels: str | Path | None = None,
+    inverse_suffix: str | None = INVERSE_SUFFIX,
+) -> KGManifest:
+    """Builds (or rebuilds) KG ``name`` under ``<home>/kgs/`` from ``sources`` and returns its manifest.
+
+    ``format`` forces one format for all sources (else: by extension, ``.txt`` sniffed).
+    ``base_iri`` prefixes IRIs minted for MetaQA/TSV names (default: MetaQA's for MetaQA input,
+    ``http://example.org/<name>/`` otherwise). ``entity_labels``/``relation_labels`` are
+    ``id<TAB>label`` files naming the ids of TSV input (e.g. FB15k-237). ``progress`` is
+    ``True`` for a rich progress bar on stderr, ``False`` for none, or a callback receiving
+    ``LoadProgress`` events (an exception raised there aborts the load cleanly).
+    Raises ``LoadError`` (file:line: problem) for bad input; the previous KG is then untouched.
+    """
+    if isinstance(sources, str | Path):
+        sources = [sources]
+    check_kg_name(name)
+    inputs = _resolve_inputs(sources, format)
+    base = base_iri or _default_base((i.format for i in inputs), name)
+    try:
+        check_base_iri(base)
+    except ValueError as exc:
+        raise LoadError(str(exc)) from exc
+    labels = _read_labels_file(entity_labels)
+    rel_labels = _read_labels_file(relation_labels)
+    kgs = kgs_dir(home)
+    show: RichProgress | None = RichProgress(name) if progress is True else None
+    callback: ProgressCallback | None = show if show is not None else (progress if callable(progress) else None)
+    with name_lock(kgs, name):
+        recover(kgs, name)
+        tmp = kgs / f"{TMP_PREFIX}{name}+{os.getpid()}-{uuid.uuid4().hex[:8]}"
+        try:
+            with show if show is not None else nullcontext():
+                manifest = _build_into(tmp, name, inputs, base, _Reporter(callback, inputs), labels, rel_labels,
+                                       inverse_suffix)
+            manifest.path = _swap(kgs, name, tmp)
+        except BaseException:
+            shutil.rmtree(tmp, ignore_errors=True)
+            raise
+    return manifest

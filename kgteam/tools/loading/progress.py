@@ -1,0 +1,75 @@
+"""Progress of a load: a small event type, and a rich progress bar that consumes it."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Literal
+
+Phase = Literal["read", "index", "finish"]
+
+
+@dataclass(frozen=True)
+class LoadProgress:
+    phase: Phase
+    source: str | None
+    triples: int  # triples streamed so far (before de-duplication)
+    bytes_done: int  # bytes of the input files read so far (on disk, i.e. compressed)
+    bytes_total: int
+    docs: int = 0  # label documents indexed so far
+    docs_total: int = 0
+
+
+ProgressCallback = Callable[[LoadProgress], None]
+
+
+def _mb(n: int) -> str:
+    return f"{n / 1e6:,.1f}"
+
+
+class RichProgress:
+    """Shows one bar over the bytes of all inputs, then one over label indexing, on stderr."""
+
+    def __init__(self, title: str) -> None:
+        from rich.console import Console
+        from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
+
+        self._progress = Progress(
+            TextColumn("[bold]{task.description}"),
+            BarColumn(),
+            TextColumn("{task.fields[detail]}"),
+            TimeElapsedColumn(),
+            console=Console(stderr=True),
+        )
+        self._title = title
+        self._read_task = None
+        self._index_task = None
+
+    def __enter__(self) -> RichProgress:
+        self._progress.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._progress.stop()
+
+    def __call__(self, event: LoadProgress) -> None:
+        if event.phase == "read":
+            if self._read_task is None:
+                self._read_task = self._progress.add_task(
+                    f"loading {self._title}", total=max(event.bytes_total, 1), detail=""
+                )
+            self._progress.update(
+                self._read_task,
+                completed=event.bytes_done,
+                detail=f"{_mb(event.bytes_done)}/{_mb(event.bytes_total)} MB, {event.triples:,} triples",
+            )
+        elif event.phase == "index":
+            if self._read_task is not None:
+                self._progress.update(self._read_task, completed=max(event.bytes_total, 1))
+            if self._index_task is None:
+                self._index_task = self._progress.add_task(
+                    "indexing labels", total=max(event.docs_total, 1), detail=""
+                )
+            self._progress.update(
+                self._index_task, completed=event.docs, detail=f"{event.docs:,}/{event.docs_total:,} labels"
+            )
