@@ -1,0 +1,179 @@
+"""``kgteam eval``, ``kgteam report`` and ``kgteam diagnose``: run, report and explain evaluations."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import sys
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+from rich.console import Console
+
+console = Console(stderr=True)
+
+
+def _load_items(dataset: str, limit: int | None, seed: int, data_dir: Path | None,
+                where: list[str] | None) -> list[Any]:
+    from kgteam.eval.datasets import DatasetError, load_dataset, sample, slice_by
+
+    try:
+        items = load_dataset(dataset, data_dir)
+    except DatasetError as exc:
+        console.print(f"[red]error:[/red] {exc}")
+        raise typer.Exit(2) from None
+    for cond in where or []:
+        key, _, value = cond.partition("=")
+        items = slice_by(items, **{key: value})
+    return sample(items, limit, seed)
+
+
+def _open_tools(kg: str, stack: contextlib.ExitStack, *, max_rows: int = 10_000, timeout_s: float = 10.0) -> Any:
+    from kgteam.tools.kg import open_kg
+    from kgteam.tools.kg_tools import KGTools
+
+    graph = open_kg(kg)
+    tools = KGTools(graph.store, graph.labels, max_rows=max_rows, default_timeout_s=timeout_s)
+    stack.callback(tools.close)
+    return tools
+
+
+def _judge_model(spec: Any, stack: contextlib.ExitStack) -> Any:
+    """The judge uses the team's default model (a separate instance, so its calls are not the team's)."""
+    from kgteam.agents import factory
+
+    models = factory.build_models(spec, stack)
+    return models[0] if isinstance(models, tuple) else models
+
+
+def _default_out(dataset: str) -> Path:
+    stamp = datetime.now(UTC).strftime("%Y%m%d-%H%M%S")
+    safe = "".join(c if c.isalnum() or c in "-_" else "-" for c in Path(dataset).stem if dataset)
+    return Path("runs") / f"{safe}-{stamp}.jsonl"
+
+
+def _print_summary(summary: dict[str, Any]) -> None:
+    keys = ("n", "accuracy", "hallucination", "missing", "truthfulness", "exact_match", "f1", "hits1", "groundedness",
+            "llm_calls_mean", "tokens_mean", "seconds_mean", "errors")
+    console.print(" ".join(f"{k}={summary[k]:.3f}" if isinstance(summary.get(k), float) else f"{k}={summary.get(k)}"
+                           for k in keys))
+
+
+def register(app: typer.Typer) -> None:
+    """Adds ``eval``, ``report`` and ``diagnose``."""
+
+    @app.command("eval")
+    def eval_command(
+        dataset: Annotated[str, typer.Argument(help="metaqa:1-hop, metaqa-consistent:2-hop, wc2014:P1, pq:2H, "
+                                               "qald9:test:en, qald10:en, lcquad1:test, or a file")],
+        team: Annotated[Path | None, typer.Option("--team", help="team YAML (see examples/teams/)")] = None,
+        limit: Annotated[int | None, typer.Option("--limit", help="seeded sample of N questions")] = None,
+        seed: Annotated[int, typer.Option("--seed")] = 0,
+        concurrency: Annotated[int, typer.Option("--concurrency", min=1)] = 4,
+        out: Annotated[Path | None, typer.Option("--out", help="run file (JSONL); an existing file is resumed")] = None,
+        kg: Annotated[str | None, typer.Option("--kg", help="KG name or folder (overrides the team file's kg)")] = None,
+        judge: Annotated[bool, typer.Option("--judge/--no-judge", help="LLM judge (team's model) for undecided grades")] = False,
+        timeout_s: Annotated[float | None, typer.Option("--timeout", help="wall-clock limit per question (seconds)")] = None,
+        retry_errors: Annotated[bool, typer.Option("--retry-errors", help="on resume, redo questions that errored")] = False,
+        where: Annotated[list[str] | None, typer.Option("--where", help="slice by tag, e.g. --where hops=2")] = None,
+        data_dir: Annotated[Path | None, typer.Option("--data-dir", envvar="KGTEAM_DATA_DIR")] = None,
+        diagnose_only: Annotated[bool, typer.Option("--diagnose", help="retrieval diagnostics only (no LLM); needs --kg")] = False,
+        report_dir: Annotated[Path | None, typer.Option("--report", help="also write a report to this folder")] = None,
+    ) -> None:
+        """Run a team over a dataset: one JSONL record per question, resumable, with grades and cost."""
+        items = _load_items(dataset, limit, seed, data_dir, where)
+        if diagnose_only:
+            if not kg:
+                console.print("[red]error:[/red] --diagnose needs --kg NAME")
+                raise typer.Exit(2)
+            _run_diagnostics(items, kg, out, max_hops=3, top_n=5, budget=300, concurrency=concurrency)
+            return
+        if team is None:
+            console.print("[red]error:[/red] --team FILE is required (or use --diagnose)")
+            raise typer.Exit(2)
+        from kgteam.agents.factory import build_team
+        from kgteam.config.loader import load_team
+        from kgteam.eval.report import summarize, write_report
+        from kgteam.eval.runner import read_run, run_eval, write_meta
+
+        spec = load_team(team)
+        out = out or _default_out(dataset)
+        with contextlib.ExitStack() as stack:
+            tools = _open_tools(kg, stack) if kg else None
+            runner = build_team(spec, stack=stack, tools=tools)
+            # the team's own model (one local server, not two); judge calls are not counted as the team's
+            judge_model = (getattr(runner, "model", None) or _judge_model(spec, stack)) if judge else None
+            meta = {"dataset": dataset, "team": str(team), "limit": limit, "seed": seed, "concurrency": concurrency,
+                    "kg": kg or (spec.kg.name or spec.kg.path or spec.kg.endpoint), "judge": judge,
+                    "model": getattr(spec.model, "model", None) or getattr(spec.model, "provider", None),
+                    "started": datetime.now(UTC).isoformat(timespec="seconds"), "argv": sys.argv[1:]}
+            write_meta(out, meta)
+            console.print(f"run file: {out} ({len(items)} questions)")
+            summary = asyncio.run(run_eval(items, runner, out, concurrency=concurrency, judge_model=judge_model,
+                                           tools=getattr(runner, "tools", tools), timeout_s=timeout_s,
+                                           retry_errors=retry_errors))
+        console.print(f"done {summary.done}, skipped (resumed) {summary.skipped}, errors {summary.errors}")
+        ids = {it.id for it in items}
+        _print_summary(summarize([r for r in read_run(out) if r.id in ids]))
+        if report_dir:
+            console.print(f"report: {write_report([out], report_dir)}")
+
+    @app.command("report")
+    def report_command(
+        runs: Annotated[list[Path], typer.Argument(help="one or more run files (compared side by side)")],
+        out: Annotated[Path, typer.Option("--out", help="folder for report.md and the PNG plots")] = Path("report"),
+        title: Annotated[str, typer.Option("--title")] = "kgteam evaluation",
+    ) -> None:
+        """Markdown report with tables (overall, by hop, by question type) and PNG plots."""
+        from kgteam.eval.report import write_report
+
+        for run in runs:
+            if not run.exists():
+                console.print(f"[red]error:[/red] run file not found: {run}")
+                raise typer.Exit(2)
+        path = write_report(runs, out, title=title)
+        typer.echo(str(path))
+
+    @app.command("diagnose")
+    def diagnose_command(
+        dataset: Annotated[str, typer.Argument(help="dataset name or file (needs topic entities with IRIs)")],
+        kg: Annotated[str, typer.Option("--kg", help="KG name or folder")],
+        limit: Annotated[int, typer.Option("--limit")] = 200,
+        seed: Annotated[int, typer.Option("--seed")] = 0,
+        max_hops: Annotated[int, typer.Option("--max-hops", min=1, max=4)] = 3,
+        top_n: Annotated[int, typer.Option("--top-n", help="relation paths kept per hop by the similarity filter")] = 5,
+        budget: Annotated[int, typer.Option("--budget", help="triple budget of the filtered neighbourhood")] = 300,
+        concurrency: Annotated[int, typer.Option("--concurrency", min=1)] = 2,
+        where: Annotated[list[str] | None, typer.Option("--where")] = None,
+        data_dir: Annotated[Path | None, typer.Option("--data-dir", envvar="KGTEAM_DATA_DIR")] = None,
+        out: Annotated[Path | None, typer.Option("--out", help="per-question diagnostics (JSONL)")] = None,
+    ) -> None:
+        """Retrieval ceiling without any LLM: linking rank, h-hop answer recall, filtered recall, gold query."""
+        items = _load_items(dataset, limit, seed, data_dir, where)
+        _run_diagnostics(items, kg, out, max_hops=max_hops, top_n=top_n, budget=budget, concurrency=concurrency)
+
+
+def _run_diagnostics(items: list[Any], kg: str, out: Path | None, *, max_hops: int, top_n: int, budget: int,
+                     concurrency: int) -> None:
+    from rich.progress import Progress
+
+    from kgteam.eval.diagnostics import DiagnosticsConfig, diagnose, summarize_diagnostics
+
+    cfg = DiagnosticsConfig(max_hops=max_hops, top_n=top_n, triple_budget=budget)
+    with contextlib.ExitStack() as stack:
+        tools = _open_tools(kg, stack, max_rows=cfg.max_triples + 1, timeout_s=cfg.timeout_s)
+        fh = stack.enter_context(open(out, "w", encoding="utf-8")) if out else None
+        progress = stack.enter_context(Progress(console=console))
+        task = progress.add_task("diagnose", total=len(items))
+
+        def on_item(d: Any) -> None:
+            progress.advance(task)
+            if fh:
+                fh.write(d.model_dump_json() + "\n")
+                fh.flush()
+
+        results = asyncio.run(diagnose(tools, items, cfg, concurrency=concurrency, on_item=on_item))
+    typer.echo(json.dumps(summarize_diagnostics(results), indent=2))

@@ -1,0 +1,518 @@
+"""KGQA dataset readers behind one item type, so every benchmark is run and graded the same way.
+
+Readers: MetaQA (``qa_*.txt`` and ``dev_consistent.jsonl``), the IRN format (WC2014,
+PathQuestion), QALD JSON (QALD-9 multilingual, QALD-10), LC-QuAD 1.0 JSON and a generic JSONL
+(documented in ``docs/eval.md``). :func:`load_dataset` resolves short names such as
+``metaqa:1-hop`` or ``qald9:test:en`` against a data folder, or reads a file path.
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+import os
+import random
+import re
+from collections.abc import Iterable, Sequence
+from pathlib import Path
+from typing import Any, Literal
+from urllib.parse import quote, unquote
+
+from pydantic import BaseModel, Field
+
+METAQA_BASE = "http://example.org/metaqa/"
+WC2014_BASE = "http://example.org/wc2014/"
+PATHQUESTION_BASE = "http://example.org/pathquestion/"
+INVERSE_SUFFIX = "_inverse"  # WC2014 spells reverse edges as explicit ``r_inverse`` relations
+
+TagValue = str | int | float | bool
+
+
+@functools.lru_cache(maxsize=200_000)
+def entity_iri(base: str, name: str) -> str:
+    """Entity IRI as minted by the KG loaders: ``<base>e/<quote(name, safe='')>``."""
+    return f"{base}e/{quote(name, safe='')}"
+
+
+def relation_iri(base: str, name: str) -> str:
+    return f"{base}r/{quote(name, safe='')}"
+
+
+class EntityRef(BaseModel):
+    """A KG entity as the dataset names it; ``iri`` only when the dataset's KG is known."""
+
+    label: str
+    iri: str | None = None
+
+
+class GoldAnswer(BaseModel):
+    """One gold answer item. ``label`` is None when only an IRI is known (e.g. Wikidata Q-ids)."""
+
+    label: str | None = None
+    iri: str | None = None
+    datatype: str | None = None  # for literals (xsd:integer, xsd:dateTime ...)
+
+    def display(self) -> str:
+        return self.label if self.label is not None else (self.iri or "")
+
+
+class GoldPath(BaseModel):
+    """A relation path from a start entity (IRN format): follow ``relations`` in order.
+
+    ``relation_iris``/``directions`` say how to walk it on a KG: WC2014's ``r_inverse`` names
+    are walked as ``r`` backwards ("in"), since the loader folds inverse copies into ``r``.
+    """
+
+    start: EntityRef
+    relations: list[str]
+    relation_iris: list[str] = Field(default_factory=list)
+    directions: list[Literal["out", "in"]] = Field(default_factory=list)
+
+
+class DatasetItem(BaseModel):
+    id: str
+    question: str
+    answers: list[GoldAnswer] = Field(default_factory=list)
+    topic_entities: list[EntityRef] = Field(default_factory=list)
+    gold_query: str | None = None
+    gold_paths: list[GoldPath] = Field(default_factory=list)
+    tags: dict[str, TagValue] = Field(default_factory=dict)
+    extra: dict[str, Any] = Field(default_factory=dict)
+
+    @property
+    def topic_entity(self) -> EntityRef | None:
+        return self.topic_entities[0] if self.topic_entities else None
+
+    @property
+    def hops(self) -> int | None:
+        value = self.tags.get("hops")
+        return int(value) if value is not None else None
+
+
+class DatasetError(ValueError):
+    """A dataset name or file that cannot be read; the message says what is available."""
+
+
+# --------------------------------------------------------------------------------------- MetaQA
+
+_BRACKET = re.compile(r"\[([^\]]+)\]")
+
+
+def _metaqa_answers(names: Iterable[str]) -> list[GoldAnswer]:
+    return [GoldAnswer(label=n, iri=entity_iri(METAQA_BASE, n)) for n in names if n]
+
+
+def read_metaqa(
+    path: str | Path, *, qtype_path: str | Path | None = None, hops: int | None = None,
+    keep_brackets: bool = False, id_prefix: str | None = None,
+) -> list[DatasetItem]:
+    """MetaQA ``question<TAB>a|b`` lines; the topic entity is the [bracketed] mention.
+
+    Brackets are removed from the question text by default, because a real user does not mark
+    the entity; the mention is kept as the item's topic entity for linking diagnostics.
+    """
+    path = Path(path)
+    if qtype_path is None:
+        candidate = path.with_name(path.stem + "_qtype.txt")
+        qtype_path = candidate if candidate.exists() else None
+    qtypes = Path(qtype_path).read_text(encoding="utf-8").splitlines() if qtype_path else []
+    hops = hops if hops is not None else _hops_from_folder(path)
+    prefix = id_prefix or (f"metaqa-{hops}hop-{path.stem.removeprefix('qa_')}" if hops else path.stem)
+    items = []
+    for i, line in enumerate(path.read_text(encoding="utf-8").splitlines()):
+        if not line.strip():
+            continue
+        question, _, answers = line.partition("\t")
+        m = _BRACKET.search(question)
+        topic = [EntityRef(label=m.group(1), iri=entity_iri(METAQA_BASE, m.group(1)))] if m else []
+        text = question if keep_brackets else _BRACKET.sub(r"\1", question)
+        tags: dict[str, TagValue] = {"dataset": "metaqa"}
+        if hops:
+            tags["hops"] = hops
+        if i < len(qtypes) and qtypes[i].strip():
+            tags["qtype"] = qtypes[i].strip()
+        items.append(DatasetItem(
+            id=f"{prefix}-{i:05d}", question=text, answers=_metaqa_answers(answers.split("|")),
+            topic_entities=topic, tags=tags, extra={"raw_question": question},
+        ))
+    return items
+
+
+def read_metaqa_consistent(
+    path: str | Path, *, hops: int | None = None, keep_brackets: bool = False
+) -> list[DatasetItem]:
+    """The ``dev_consistent.jsonl`` subset (gold reproducible on the rebuilt KB, with SPARQL).
+
+    Ids match the vanilla reader's ids (line number in ``qa_dev.txt``) when that file sits beside
+    it, so runs on both can be compared question by question.
+    """
+    path = Path(path)
+    hops = hops if hops is not None else _hops_from_folder(path)
+    vanilla = path.with_name("qa_dev.txt")
+    positions: dict[str, list[int]] = {}
+    if vanilla.exists():
+        for i, line in enumerate(vanilla.read_text(encoding="utf-8").splitlines()):
+            positions.setdefault(line.partition("\t")[0], []).append(i)
+    items = []
+    for j, line in enumerate(path.read_text(encoding="utf-8").splitlines()):
+        if not line.strip():
+            continue
+        row = json.loads(line)
+        raw = row["question"]
+        slots = positions.get(raw)
+        ident = f"metaqa-{hops}hop-dev-{slots.pop(0):05d}" if slots else f"metaqa-{hops}hop-consistent-{j:05d}"
+        topic_name = row.get("topic_entity") or (m.group(1) if (m := _BRACKET.search(raw)) else None)
+        tags: dict[str, TagValue] = {"dataset": "metaqa-consistent"}
+        if hops:
+            tags["hops"] = hops
+        if row.get("qtype"):
+            tags["qtype"] = row["qtype"]
+        items.append(DatasetItem(
+            id=ident, question=raw if keep_brackets else _BRACKET.sub(r"\1", raw),
+            answers=_metaqa_answers(row.get("answers", [])),
+            topic_entities=[EntityRef(label=topic_name, iri=entity_iri(METAQA_BASE, topic_name))] if topic_name else [],
+            gold_query=row.get("sparql"), tags=tags, extra={"raw_question": raw},
+        ))
+    return items
+
+
+def _hops_from_folder(path: Path) -> int | None:
+    m = re.match(r"(\d)-hop", path.parent.name)
+    return int(m.group(1)) if m else None
+
+
+# ------------------------------------------------------------------------------------------ IRN
+
+def _irn_path(text: str, base: str) -> tuple[GoldPath, str]:
+    """``s#r1#e1#r2#e2[#<end>#ans]`` -> path from s over r1, r2 and the path's final entity."""
+    parts = text.split("#<end>#")[0].split("#")
+    start, rest = parts[0], parts[1:]
+    relations = rest[0::2]
+    end = rest[-1] if rest else start
+    folded = [r.removesuffix(INVERSE_SUFFIX) for r in relations]
+    return GoldPath(
+        start=EntityRef(label=start, iri=entity_iri(base, start)), relations=relations,
+        relation_iris=[relation_iri(base, r) for r in folded],
+        directions=["in" if r.endswith(INVERSE_SUFFIX) else "out" for r in relations],
+    ), end
+
+
+def _irn_set(text: str) -> list[str]:
+    return [a for a in text.split("/") if a]
+
+
+def read_irn(
+    path: str | Path, *, dataset: str, base: str, id_prefix: str, qtype: str | None = None
+) -> list[DatasetItem]:
+    """IRN question files (WC2014 and PathQuestion share the core of this format).
+
+    WC2014: ``question, answer, path(s), answer set, context[, topic entities]``, conjunctive
+    questions join two paths with ``*``. PathQuestion: ``question, answer(a1/a2/), path#<end>#answer``.
+    Names keep their underscores: that is how the KB spells them and how the KG is minted.
+    """
+    items = []
+    for i, line in enumerate(Path(path).read_text(encoding="utf-8").splitlines()):
+        if not line.strip():
+            continue
+        cols = line.split("\t")
+        question, answer_col, path_col = cols[0].strip(), cols[1].strip(), cols[2].strip()
+        m = re.fullmatch(r"(.*?)\((.*)\)", answer_col)
+        if m and len(cols) == 3:  # PathQuestion: answer(a1/a2/)
+            answers = _irn_set(m.group(2)) or [m.group(1)]
+        elif len(cols) >= 4:
+            answers = _irn_set(cols[3]) or [answer_col]
+        else:
+            answers = [answer_col]
+        paths = [_irn_path(p, base)[0] for p in path_col.split("*") if p]
+        topics: list[EntityRef] = []
+        for p in paths:
+            if p.start.label not in {t.label for t in topics}:
+                topics.append(p.start)
+        hops = max((len(p.relations) for p in paths), default=0)
+        tags: dict[str, TagValue] = {"dataset": dataset, "hops": hops}
+        tags["qtype"] = qtype or "/".join(_strip_inverse(r) for r in paths[0].relations)
+        items.append(DatasetItem(
+            id=f"{id_prefix}-{i:05d}", question=question,
+            answers=[GoldAnswer(label=a, iri=entity_iri(base, a)) for a in answers],
+            topic_entities=topics, gold_paths=paths, tags=tags,
+            extra={"answer": answer_col},
+        ))
+    return items
+
+
+def _strip_inverse(relation: str) -> str:
+    return relation.removesuffix(INVERSE_SUFFIX)
+
+
+# ----------------------------------------------------------------------------------------- QALD
+
+_XSD = "http://www.w3.org/2001/XMLSchema#"
+
+
+def _label_from_iri(iri: str) -> str | None:
+    """DBpedia-style IRIs carry a readable local name; Wikidata Q-ids do not."""
+    local = re.split(r"[/#]", iri.rstrip("/"))[-1]
+    if re.fullmatch(r"[QPL]\d+", local):
+        return None
+    return unquote(local).replace("_", " ")
+
+
+def _qald_answers(block: list[dict[str, Any]]) -> tuple[list[GoldAnswer], str | None]:
+    answers: list[GoldAnswer] = []
+    kinds: set[str] = set()
+    for result in block or []:
+        if "boolean" in result and result["boolean"] is not None:
+            answers.append(GoldAnswer(label="true" if result["boolean"] else "false", datatype=_XSD + "boolean"))
+            kinds.add("boolean")
+            continue
+        for binding in (result.get("results") or {}).get("bindings", []):
+            for term in binding.values():
+                if term.get("type") == "uri":
+                    answers.append(GoldAnswer(label=_label_from_iri(term["value"]), iri=term["value"]))
+                    kinds.add("resource")
+                else:
+                    dt = term.get("datatype")
+                    answers.append(GoldAnswer(label=term["value"], datatype=dt))
+                    if dt and dt.endswith(("integer", "decimal", "double", "float", "int")):
+                        kinds.add("number")
+                    elif dt and dt.endswith(("date", "dateTime", "gYear")):
+                        kinds.add("date")
+                    else:
+                        kinds.add("string")
+    return answers, (kinds.pop() if len(kinds) == 1 else None)
+
+
+def read_qald(path: str | Path, *, language: str = "en", dataset: str = "qald") -> list[DatasetItem]:
+    """QALD JSON (``{"questions": [...]}``): the question in ``language``; answers incl. booleans/literals.
+
+    Questions without a string in the requested language are skipped (QALD-9 covers some
+    languages only partially).
+    """
+    data = json.loads(Path(path).read_text(encoding="utf-8"))
+    items = []
+    for q in data.get("questions", []):
+        texts = {t.get("language"): t for t in q.get("question", [])}
+        entry = texts.get(language)
+        if entry is None or not (entry.get("string") or "").strip():
+            continue
+        answers, inferred = _qald_answers(q.get("answers", []))
+        tags: dict[str, TagValue] = {"dataset": dataset, "language": language}
+        answer_type = q.get("answertype") or inferred
+        if answer_type:
+            tags["answer_type"] = answer_type
+            tags["qtype"] = answer_type
+        for flag in ("aggregation", "onlydbo", "hybrid"):
+            if flag in q and q[flag] is not None:
+                tags[flag] = bool(q[flag])
+        extra: dict[str, Any] = {}
+        if entry.get("keywords"):
+            extra["keywords"] = entry["keywords"]
+        items.append(DatasetItem(
+            id=f"{dataset}-{q['id']}", question=entry["string"].strip(), answers=answers,
+            gold_query=(q.get("query") or {}).get("sparql"), tags=tags, extra=extra,
+        ))
+    return items
+
+
+def read_lcquad1(path: str | Path, *, dataset: str = "lcquad1") -> list[DatasetItem]:
+    """LC-QuAD 1.0: questions and SPARQL over DBpedia; the file carries no answers."""
+    data = json.loads(Path(path).read_text(encoding="utf-8"))
+    items = []
+    for q in data:
+        text = q.get("corrected_question") or q.get("intermediary_question") or ""
+        if not isinstance(text, str) or not text.strip() or text.strip() == "[]":
+            text = q.get("intermediary_question") or ""
+        tags: dict[str, TagValue] = {"dataset": dataset}
+        if q.get("sparql_template_id") is not None:
+            tags["qtype"] = f"template-{q['sparql_template_id']}"
+        items.append(DatasetItem(
+            id=f"{dataset}-{q['_id']}", question=text.strip(), gold_query=(q.get("sparql_query") or "").strip(),
+            tags=tags, extra={"intermediary_question": q.get("intermediary_question")},
+        ))
+    return items
+
+
+# ---------------------------------------------------------------------------------------- JSONL
+
+def _entity(value: Any) -> EntityRef:
+    return EntityRef(label=value) if isinstance(value, str) else EntityRef.model_validate(value)
+
+
+def _gold(value: Any) -> GoldAnswer:
+    if isinstance(value, bool):
+        return GoldAnswer(label="true" if value else "false", datatype=_XSD + "boolean")
+    if isinstance(value, int | float):
+        return GoldAnswer(label=str(value))
+    return GoldAnswer(label=value) if isinstance(value, str) else GoldAnswer.model_validate(value)
+
+
+def read_jsonl(path: str | Path, *, dataset: str | None = None) -> list[DatasetItem]:
+    """Generic JSONL, one question per line (see docs/eval.md).
+
+    Fields: ``question`` (required), ``id``, ``answers`` (strings, numbers, booleans or
+    ``{"label", "iri"}``), ``topic_entity``/``topic_entities`` (string or ``{"label", "iri"}``),
+    ``sparql``/``gold_query``, ``gold_paths``, ``tags`` (object; ``hops`` and ``qtype`` are used
+    for slicing).
+    """
+    path = Path(path)
+    name = dataset or path.stem
+    items = []
+    for i, line in enumerate(path.read_text(encoding="utf-8").splitlines()):
+        if not line.strip():
+            continue
+        try:
+            row = json.loads(line)
+        except json.JSONDecodeError as exc:
+            raise DatasetError(f"{path}:{i + 1}: not JSON: {exc}") from exc
+        if "question" not in row:
+            raise DatasetError(f"{path}:{i + 1}: missing field 'question'")
+        topics = row.get("topic_entities")
+        if topics is None and row.get("topic_entity") is not None:
+            topics = [row["topic_entity"]]
+        tags = {"dataset": name, **(row.get("tags") or {})}
+        for key in ("hops", "qtype"):
+            if key in row:
+                tags[key] = row[key]
+        items.append(DatasetItem(
+            id=str(row.get("id", f"{name}-{i:05d}")), question=row["question"],
+            answers=[_gold(a) for a in row.get("answers", [])],
+            topic_entities=[_entity(t) for t in topics or []],
+            gold_query=row.get("gold_query") or row.get("sparql"),
+            gold_paths=[GoldPath.model_validate(p) for p in row.get("gold_paths", [])],
+            tags=tags, extra=row.get("extra") or {},
+        ))
+    return items
+
+
+def write_jsonl(items: Iterable[DatasetItem], path: str | Path) -> None:
+    """Writes items in the generic JSONL format (round-trips through :func:`read_jsonl`)."""
+    with open(path, "w", encoding="utf-8") as fh:
+        for item in items:
+            row = item.model_dump(exclude_none=True)
+            row["gold_query"] = row.pop("gold_query", None)
+            fh.write(json.dumps(row, ensure_ascii=False) + "\n")
+
+
+# ----------------------------------------------------------------------------- names & sampling
+
+def default_data_dir() -> Path:
+    """``KGTEAM_DATA_DIR``, else the ``shared/data`` folder beside the checkout."""
+    env = os.environ.get("KGTEAM_DATA_DIR")
+    if env:
+        return Path(env)
+    here = Path(__file__).resolve()
+    for parent in here.parents:
+        candidate = parent.parent / "shared" / "data"
+        if candidate.is_dir():
+            return candidate
+    return Path("/work/shared/data")
+
+
+DATASET_NAMES = (
+    "metaqa:{1,2,3}-hop[:split]", "metaqa-consistent:{1,2,3}-hop", "wc2014[:P1|P2|C]", "pq[:2H|3H]",
+    "qald9:{train,test}[:lang]", "qald10[:lang]", "lcquad1:test", "<file .jsonl/.json/.txt>",
+)
+
+
+def _hop_arg(arg: str) -> int:
+    m = re.fullmatch(r"(\d)(?:-?hops?)?", arg.strip().lower())
+    if not m:
+        raise DatasetError(f"expected a hop count like '1-hop', got {arg!r}")
+    return int(m.group(1))
+
+
+def load_dataset(spec: str, data_dir: str | Path | None = None) -> list[DatasetItem]:
+    """Resolve a short dataset name (see ``DATASET_NAMES``) or a file path into items."""
+    path = Path(spec)
+    if path.suffix and path.exists():
+        return _load_file(path)
+    root = Path(data_dir) if data_dir else default_data_dir()
+    name, _, rest = spec.partition(":")
+    args = [a for a in rest.split(":") if a] if rest else []
+    name = name.lower()
+    try:
+        if name == "metaqa":
+            hops = _hop_arg(args[0]) if args else 1
+            split = args[1] if len(args) > 1 else "dev"
+            return read_metaqa(_need(root / "metaqa" / f"{hops}-hop" / f"qa_{split}.txt"), hops=hops)
+        if name == "metaqa-consistent":
+            hops = _hop_arg(args[0]) if args else 1
+            return read_metaqa_consistent(_need(root / "metaqa" / f"{hops}-hop" / "dev_consistent.jsonl"), hops=hops)
+        if name == "wc2014":
+            parts = [a.upper() for a in args] or ["P1", "P2", "C"]
+            out: list[DatasetItem] = []
+            for part in parts:
+                if part not in {"P1", "P2", "C"}:
+                    raise DatasetError(f"wc2014 parts are P1, P2, C; got {part!r}")
+                out += read_irn(_need(root / "wc2014" / f"WC-{part}.txt"), dataset="wc2014", base=WC2014_BASE,
+                                id_prefix=f"wc2014-{part.lower()}", qtype="conjunction" if part == "C" else None)
+            return out
+        if name in {"pq", "pathquestion"}:
+            parts = [a.upper() for a in args] or ["2H", "3H"]
+            out = []
+            for part in parts:
+                if part not in {"2H", "3H"}:
+                    raise DatasetError(f"pq parts are 2H, 3H; got {part!r}")
+                out += read_irn(_need(root / "pathquestion" / f"PQ-{part}.txt"), dataset="pathquestion",
+                                base=PATHQUESTION_BASE, id_prefix=f"pq-{part.lower()}")
+            return out
+        if name == "qald9":
+            split = args[0] if args else "test"
+            lang = args[1] if len(args) > 1 else "en"
+            return read_qald(_need(root / "questions" / f"qald-9-{split}-multilingual.json"), language=lang,
+                             dataset=f"qald9-{split}")
+        if name == "qald10":
+            lang = args[0] if args else "en"
+            return read_qald(_need(root / "questions" / "qald_10.json"), language=lang, dataset="qald10")
+        if name == "lcquad1":
+            split = args[0] if args else "test"
+            return read_lcquad1(_need(root / "questions" / f"lcquad1-{split}-data.json"), dataset=f"lcquad1-{split}")
+    except IndexError as exc:
+        raise DatasetError(f"incomplete dataset name {spec!r}; known: {', '.join(DATASET_NAMES)}") from exc
+    raise DatasetError(f"unknown dataset {spec!r}; known: {', '.join(DATASET_NAMES)}")
+
+
+def _need(path: Path) -> Path:
+    if not path.exists():
+        raise DatasetError(f"dataset file not found: {path} (set KGTEAM_DATA_DIR or pass a file path)")
+    return path
+
+
+def _load_file(path: Path) -> list[DatasetItem]:
+    if path.suffix == ".jsonl":
+        first = next((ln for ln in path.read_text(encoding="utf-8").splitlines() if ln.strip()), "{}")
+        if path.name.startswith("dev_consistent") or ('"qtype"' in first and '"sparql"' in first):
+            return read_metaqa_consistent(path)
+        return read_jsonl(path)
+    if path.suffix == ".json":
+        data = json.loads(path.read_text(encoding="utf-8"))
+        if isinstance(data, dict) and "questions" in data:
+            return read_qald(path, dataset=path.stem)
+        if isinstance(data, list) and data and "_id" in data[0]:
+            return read_lcquad1(path, dataset=path.stem)
+        raise DatasetError(f"{path}: neither QALD ({{'questions': ...}}) nor LC-QuAD (list with '_id')")
+    first = next((ln for ln in path.read_text(encoding="utf-8").splitlines() if ln.strip()), "")
+    if "#" in first and first.count("\t") >= 2:
+        base = WC2014_BASE if "WC" in path.name else PATHQUESTION_BASE
+        return read_irn(path, dataset=path.stem, base=base, id_prefix=path.stem.lower())
+    return read_metaqa(path)
+
+
+def sample(items: Sequence[DatasetItem], n: int | None, seed: int = 0) -> list[DatasetItem]:
+    """A seeded sample of ``n`` items, in dataset order (so runs read like the file)."""
+    if n is None or n >= len(items):
+        return list(items)
+    picked = sorted(random.Random(seed).sample(range(len(items)), n))
+    return [items[i] for i in picked]
+
+
+def slice_by(items: Iterable[DatasetItem], **tags: TagValue) -> list[DatasetItem]:
+    """Items whose tags equal every given value, e.g. ``slice_by(items, hops=2)``."""
+    return [it for it in items if all(str(it.tags.get(k)) == str(v) for k, v in tags.items())]
+
+
+def group_by_tag(items: Iterable[DatasetItem], tag: str) -> dict[str, list[DatasetItem]]:
+    groups: dict[str, list[DatasetItem]] = {}
+    for it in items:
+        groups.setdefault(str(it.tags.get(tag, "n/a")), []).append(it)
+    return groups

@@ -1,0 +1,269 @@
+"""Answer matching and the metrics the KGQA literature reports (EM, set P/R/F1, Hits@1).
+
+Matching is deliberately rule-based and explainable: every comparison says *how* it matched
+(IRI, normalised string, number, date, boolean), so a grade can be audited.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import math
+import re
+import unicodedata
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from urllib.parse import unquote
+
+from kgteam.eval.datasets import GoldAnswer
+
+# ------------------------------------------------------------------------------- normalisation
+
+_ARTICLES = re.compile(r"\b(a|an|the)\b")
+_PUNCT = re.compile(r"[^\w\s]")
+
+
+def normalize(text: str) -> str:
+    """Lower case, no accents, no punctuation, no articles, underscores as spaces."""
+    text = unicodedata.normalize("NFKD", text)
+    text = "".join(c for c in text if not unicodedata.combining(c))
+    text = text.lower().replace("_", " ")
+    text = _PUNCT.sub(" ", text)
+    text = _ARTICLES.sub(" ", text)
+    return " ".join(text.split())
+
+
+_IDK = re.compile(
+    r"^(i\s*(do\s*not|don'?t|dont)\s*know|unknown|no\s*answer|not\s*sure|cannot\s*(be\s*)?(answer|determined?)"
+    r"|can'?t\s*answer|i\s*(am|'m)\s*not\s*sure|insufficient\s*(information|evidence)|n/?a|none found"
+    r"|no\s*(information|data|results?)(\s*found)?|unable\s*to\s*(answer|determine|find).*)\W*$",
+    re.IGNORECASE,
+)
+
+
+def is_missing_text(text: str | None) -> bool:
+    """Empty answers and "I don't know"-style abstentions count as *missing*, not wrong."""
+    if text is None:
+        return True
+    stripped = text.strip().strip(".!").strip()
+    return not stripped or bool(_IDK.match(stripped))
+
+
+# ------------------------------------------------------------------------------------- numbers
+
+_NUM = re.compile(r"^[+-]?(\d{1,3}([, ]\d{3})+|\d+)?(\.\d+)?([eE][+-]?\d+)?$")
+
+
+def parse_number(text: str) -> float | None:
+    """``"1,234"``, ``"+100"``, ``"12.192"``, ``"1.2e3"``, ``"52 000"``, ``"12%"`` -> float."""
+    t = text.strip().rstrip("%").strip()
+    if not t or not _NUM.match(t) or not re.search(r"\d", t):
+        return None
+    try:
+        return float(t.replace(",", "").replace(" ", ""))
+    except ValueError:
+        return None
+
+
+def _decimals(text: str) -> int:
+    t = text.strip().rstrip("%")
+    if "e" in t.lower():
+        return 12
+    return len(t.split(".")[1]) if "." in t else 0
+
+
+def numbers_match(answer: str, gold: str, *, rel_tol: float = 1e-6) -> bool | None:
+    """True/False when both sides are numbers; None when one is not a number.
+
+    A rounded answer matches: gold 12.192 vs answer 12.19 (gold rounded to the answer's
+    precision) and gold 12 vs 12.0 both match; 12.2 vs 12.19 does not.
+    """
+    a, g = parse_number(answer), parse_number(gold)
+    if a is None or g is None:
+        return None
+    if math.isclose(a, g, rel_tol=rel_tol, abs_tol=1e-12):
+        return True
+    da = _decimals(answer)
+    if da < _decimals(gold):
+        return math.isclose(round(g, da), a, rel_tol=rel_tol, abs_tol=10 ** (-da - 3))
+    return False
+
+
+# --------------------------------------------------------------------------------------- dates
+
+_MONTHS = {m: i + 1 for i, m in enumerate(
+    ["january", "february", "march", "april", "may", "june", "july", "august", "september", "october",
+     "november", "december"])}
+_MONTHS.update({k[:3]: v for k, v in list(_MONTHS.items())})
+_MONTHS["sept"] = 9
+
+
+@dataclass(frozen=True)
+class PartialDate:
+    """A date known to year, month or day precision (datasets mix all three)."""
+
+    year: int
+    month: int | None = None
+    day: int | None = None
+
+
+def parse_date(text: str) -> PartialDate | None:
+    """ISO (``1967-03-01``, ``1967-03-01T00:00:00Z``, ``1967-03``), ``March 1, 1967``,
+    ``1 March 1967``, ``01/03/1967`` (day first; ambiguous US order is not guessed), ``1967``.
+    """
+    t = text.strip().lower().rstrip(".")
+    m = re.fullmatch(r"([+-]?\d{4})-(\d{1,2})(?:-(\d{1,2}))?(?:[t ][\d:.]+(?:z|[+-]\d{2}:?\d{2})?)?", t)
+    if m:
+        return _valid(int(m.group(1)), int(m.group(2)), int(m.group(3)) if m.group(3) else None)
+    m = re.fullmatch(r"(\d{1,2})[/.](\d{1,2})[/.](\d{4})", t)
+    if m:
+        day, month = int(m.group(1)), int(m.group(2))
+        if month > 12 >= day:  # clearly month/day/year
+            day, month = month, day
+        return _valid(int(m.group(3)), month, day)
+    words = re.sub(r"[,]", " ", t).split()
+    words = [re.sub(r"(st|nd|rd|th)$", "", w) if re.fullmatch(r"\d{1,2}(st|nd|rd|th)", w) else w for w in words]
+    if len(words) == 3:
+        if words[0] in _MONTHS and words[1].isdigit() and words[2].isdigit():
+            return _valid(int(words[2]), _MONTHS[words[0]], int(words[1]))
+        if words[1] in _MONTHS and words[0].isdigit() and words[2].isdigit():
+            return _valid(int(words[2]), _MONTHS[words[1]], int(words[0]))
+    if len(words) == 2 and words[0] in _MONTHS and words[1].isdigit() and len(words[1]) == 4:
+        return _valid(int(words[1]), _MONTHS[words[0]], None)
+    if re.fullmatch(r"\d{4}", t):
+        return PartialDate(int(t))
+    return None
+
+
+def _valid(year: int, month: int | None, day: int | None) -> PartialDate | None:
+    try:
+        if month is not None:
+            dt.date(year if year > 0 else 2000, month, day or 1)
+    except ValueError:
+        return None
+    return PartialDate(year, month, day)
+
+
+def dates_match(answer: str, gold: str) -> bool | None:
+    """Equal on every field the gold specifies; an answer less precise than the gold is wrong.
+
+    Only decides when at least one side is a full date or month: two bare years are numbers.
+    """
+    a, g = parse_date(answer), parse_date(gold)
+    if a is None or g is None or (a.month is None and g.month is None):
+        return None
+    if a.year != g.year:
+        return False
+    for field in ("month", "day"):
+        gv, av = getattr(g, field), getattr(a, field)
+        if gv is not None and av != gv:
+            return False
+    return True
+
+
+# ------------------------------------------------------------------------------------ booleans
+
+_TRUE = {"true", "yes", "correct", "right", "y"}
+_FALSE = {"false", "no", "incorrect", "wrong", "n"}
+
+
+def parse_boolean(text: str) -> bool | None:
+    t = normalize(text)
+    first = t.split()[0] if t else ""
+    if t in _TRUE or first in {"yes", "true"}:
+        return True
+    if t in _FALSE or first in {"no", "false"}:
+        return False
+    return None
+
+
+# -------------------------------------------------------------------------------- item matching
+
+def _iri_label(iri: str) -> str:
+    return unquote(re.split(r"[/#]", iri.rstrip("/"))[-1]).replace("_", " ")
+
+
+@dataclass(frozen=True)
+class Predicted:
+    """One predicted answer item: a label and, when the team linked it, an IRI."""
+
+    label: str
+    iri: str | None = None
+
+
+def match_item(pred: Predicted, gold: GoldAnswer) -> str | None:
+    """How ``pred`` matches ``gold`` ("iri", "string", "number", "date", "boolean") or None."""
+    if pred.iri and gold.iri and pred.iri == gold.iri:
+        return "iri"
+    gold_label = gold.label if gold.label is not None else (_iri_label(gold.iri) if gold.iri and not
+                                                           re.search(r"/[QPL]\d+$", gold.iri) else None)
+    if gold_label is None:
+        return None
+    is_bool_gold = bool(gold.datatype and gold.datatype.endswith("boolean")) or normalize(gold_label) in {
+        "true", "false"}
+    if is_bool_gold:
+        pb, gb = parse_boolean(pred.label), parse_boolean(gold_label)
+        return "boolean" if pb is not None and pb == gb else None
+    d = dates_match(pred.label, gold_label)
+    if d is not None:
+        return "date" if d else None
+    n = numbers_match(pred.label, gold_label)
+    if n is not None:
+        return "number" if n else None
+    if normalize(pred.label) and normalize(pred.label) == normalize(gold_label):
+        return "string"
+    return None
+
+
+def split_answer_text(text: str) -> list[str]:
+    """Answer text -> items: split on ``|``, ``;``, newlines, then on commas/"and" for short lists."""
+    text = text.strip()
+    if not text:
+        return []
+    parts = [p.strip(" .") for p in re.split(r"[|;\n]+", text) if p.strip(" .")]
+    if len(parts) == 1 and parse_date(parts[0]) is None and parse_number(parts[0]) is None:
+        sub = [p.strip(" .") for p in re.split(r",\s*|\s+and\s+", parts[0]) if p.strip(" .")]
+        if len(sub) > 1 and all(len(s.split()) <= 8 for s in sub):
+            parts = sub
+    return [re.sub(r"^(?:[-*•]|\d+[.)])\s+", "", p).strip() or p for p in parts]
+
+
+def text_contains(text: str, gold: GoldAnswer) -> bool:
+    """Gold label appears in the text as a whole-word sequence (after normalisation)."""
+    label = gold.label if gold.label is not None else (_iri_label(gold.iri) if gold.iri else "")
+    g = normalize(label)
+    if not g:
+        return False
+    return f" {g} " in f" {normalize(text)} "
+
+
+# ---------------------------------------------------------------------------------- set metrics
+
+@dataclass(frozen=True)
+class SetScores:
+    precision: float
+    recall: float
+    f1: float
+    exact_match: bool
+    hits1: bool
+    matched_gold: int
+    correct_pred: int
+
+
+def set_scores(preds: Sequence[Predicted], golds: Sequence[GoldAnswer]) -> SetScores:
+    """Per-question P/R/F1 over answer sets; empty predictions score 0 (unless gold is empty too)."""
+    if not golds:
+        empty = not preds
+        return SetScores(float(empty), float(empty), float(empty), empty, False, 0, 0)
+    if not preds:
+        return SetScores(0.0, 0.0, 0.0, False, False, 0, 0)
+    gold_hit = [any(match_item(p, g) for p in preds) for g in golds]
+    pred_ok = [any(match_item(p, g) for g in golds) for p in preds]
+    precision = sum(pred_ok) / len(preds)
+    recall = sum(gold_hit) / len(golds)
+    f1 = 0.0 if precision + recall == 0 else 2 * precision * recall / (precision + recall)
+    return SetScores(precision, recall, f1, all(pred_ok) and all(gold_hit), pred_ok[0], sum(gold_hit), sum(pred_ok))
+
+
+def macro(values: Iterable[float]) -> float:
+    vals = list(values)
+    return sum(vals) / len(vals) if vals else 0.0

@@ -1,0 +1,299 @@
+"""Summaries, Markdown reports and plots for one or several run files (side by side)."""
+
+from __future__ import annotations
+
+import statistics
+from collections import Counter
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from kgteam.eval.runner import RunRecord, read_meta, read_run
+
+GRADES = ("accurate", "hallucinated", "missing")
+
+
+def latest_records(records: Sequence[RunRecord]) -> list[RunRecord]:
+    """One record per id, the last written (a resumed run with ``--retry-errors`` appends)."""
+    by_id: dict[str, RunRecord] = {}
+    for r in records:
+        by_id[r.id] = r
+    return list(by_id.values())
+
+
+def _pct(values: Sequence[float], q: float) -> float:
+    if not values:
+        return 0.0
+    s = sorted(values)
+    k = min(len(s) - 1, max(0, round(q * (len(s) - 1))))
+    return s[k]
+
+
+def summarize(records: Sequence[RunRecord]) -> dict[str, Any]:
+    """Accuracy / hallucination / missing / truthfulness, set metrics, groundedness and cost."""
+    records = list(records)
+    n = len(records)
+    graded = [r for r in records if r.grading is not None and r.grading.grade != "ungraded"]
+    g = len(graded)
+    grades = Counter(r.grading.grade for r in graded if r.grading)
+    acc = grades["accurate"] / g if g else 0.0
+    hal = grades["hallucinated"] / g if g else 0.0
+    answered = [r for r in records if r.grading is not None and r.grading.grade not in {"missing"}
+                and r.status == "ok"]
+    checked = [r for r in answered if r.groundedness is not None]
+    secs = [r.seconds for r in records]
+    calls = [float(r.llm_calls) for r in records]
+    toks = [float(r.tokens) for r in records]
+    return {
+        "n": n,
+        "graded": g,
+        "errors": sum(r.status == "error" for r in records),
+        "accuracy": acc,
+        "hallucination": hal,
+        "missing": grades["missing"] / g if g else 0.0,
+        "truthfulness": acc - hal,
+        "exact_match": statistics.fmean(float(r.grading.exact_match) for r in graded if r.grading) if g else 0.0,
+        "precision": statistics.fmean(r.grading.precision for r in graded if r.grading) if g else 0.0,
+        "recall": statistics.fmean(r.grading.recall for r in graded if r.grading) if g else 0.0,
+        "f1": statistics.fmean(r.grading.f1 for r in graded if r.grading) if g else 0.0,
+        "hits1": statistics.fmean(float(r.grading.hits1) for r in graded if r.grading) if g else 0.0,
+        "groundedness": (sum(bool(r.groundedness and r.groundedness.grounded) for r in checked) / len(checked))
+        if checked else None,
+        "grounded_checked": len(checked),
+        "llm_calls_mean": statistics.fmean(calls) if calls else 0.0,
+        "tokens_mean": statistics.fmean(toks) if toks else 0.0,
+        "tokens_total": int(sum(toks)),
+        "seconds_mean": statistics.fmean(secs) if secs else 0.0,
+        "seconds_p50": _pct(secs, 0.5),
+        "seconds_p90": _pct(secs, 0.9),
+        "decided_by": dict(Counter(r.grading.decided_by for r in records if r.grading).most_common()),
+        "stopped_by": dict(Counter(r.stopped_by for r in records).most_common()),
+    }
+
+
+def by_tag(records: Sequence[RunRecord], tag: str) -> dict[str, dict[str, Any]]:
+    groups: dict[str, list[RunRecord]] = {}
+    for r in records:
+        if tag in r.tags:
+            groups.setdefault(str(r.tags[tag]), []).append(r)
+    return {k: summarize(v) for k, v in sorted(groups.items(), key=lambda kv: _sort_key(kv[0]))}
+
+
+def _sort_key(value: str) -> tuple[int, Any]:
+    return (0, int(value)) if value.isdigit() else (1, value)
+
+
+@dataclass
+class LoadedRun:
+    name: str
+    path: Path
+    records: list[RunRecord]
+    meta: dict[str, Any]
+
+
+def load_runs(paths: Sequence[str | Path]) -> list[LoadedRun]:
+    runs = []
+    names: Counter[str] = Counter()
+    for p in paths:
+        p = Path(p)
+        name = p.stem
+        names[name] += 1
+        if names[name] > 1:
+            name = f"{name}#{names[name]}"
+        runs.append(LoadedRun(name, p, latest_records(read_run(p)), read_meta(p)))
+    return runs
+
+
+# ------------------------------------------------------------------------------------ markdown
+
+_MAIN_COLS = [("n", "n", "d"), ("accuracy", "acc", "%"), ("hallucination", "halluc", "%"), ("missing", "missing", "%"),
+              ("truthfulness", "truthful", "%"), ("exact_match", "EM", "%"), ("f1", "F1", "%"), ("hits1", "Hits@1", "%"),
+              ("groundedness", "grounded", "%"), ("llm_calls_mean", "LLM calls/q", "f"),
+              ("tokens_mean", "tokens/q", "f0"), ("seconds_mean", "s/q", "f"), ("seconds_p90", "p90 s", "f"),
+              ("errors", "errors", "d")]
+
+
+def _fmt(value: Any, kind: str) -> str:
+    if value is None:
+        return "–"
+    if kind == "%":
+        return f"{100 * value:.1f}"
+    if kind == "f":
+        return f"{value:.2f}"
+    if kind == "f0":
+        return f"{value:.0f}"
+    return str(value)
+
+
+def _table(rows: list[tuple[str, dict[str, Any]]], first: str) -> str:
+    head = "| " + " | ".join([first] + [c[1] for c in _MAIN_COLS]) + " |"
+    sep = "|" + "---|" * (len(_MAIN_COLS) + 1)
+    body = ["| " + " | ".join([name] + [_fmt(s.get(k), kind) for k, _, kind in _MAIN_COLS]) + " |" for name, s in rows]
+    return "\n".join([head, sep, *body])
+
+
+def _slice_table(runs: list[LoadedRun], tag: str) -> str | None:
+    rows = []
+    for run in runs:
+        for value, s in by_tag(run.records, tag).items():
+            rows.append((f"{value}" if len(runs) == 1 else f"{value} · {run.name}", s))
+    if not rows:
+        return None
+    rows.sort(key=lambda r: _sort_key(r[0].split(" · ")[0]))
+    return _table(rows, tag)
+
+
+def write_report(run_paths: Sequence[str | Path], out_dir: str | Path, *, title: str = "kgteam evaluation") -> Path:
+    """``report.md`` plus PNG plots in ``out_dir``; several runs are compared side by side."""
+    out_dir = Path(out_dir)
+    out_dir.mkdir(parents=True, exist_ok=True)
+    runs = load_runs(run_paths)
+    lines = [f"# {title}", ""]
+    lines.append("Grades: accurate / hallucinated / missing (\"I don't know\" and errors are missing); "
+                 "truthfulness = accuracy − hallucination. Percentages are over graded questions. "
+                 "EM/F1/Hits@1 are macro averages over questions. Grounded = share of answered questions whose "
+                 "cited triples all exist in the KG and name the answer (– when not checked).")
+    lines += ["", "## Runs", ""]
+    for run in runs:
+        meta = ", ".join(f"{k}={v}" for k, v in run.meta.items() if k in {"dataset", "team", "model", "limit", "seed",
+                                                                           "concurrency", "kg"})
+        lines.append(f"- **{run.name}**: `{run.path}` ({len(run.records)} questions){': ' + meta if meta else ''}")
+    lines += ["", "## Overall", "", _table([(r.name, summarize(r.records)) for r in runs], "run"), ""]
+    lines += ["## Cost per question", "", "| run | LLM calls mean | LLM calls max | tokens mean | tokens total | "
+              "seconds mean | seconds p50 | seconds p90 |", "|---|---|---|---|---|---|---|---|"]
+    for run in runs:
+        s = summarize(run.records)
+        max_calls = max((r.llm_calls for r in run.records), default=0)
+        lines.append(f"| {run.name} | {s['llm_calls_mean']:.2f} | {max_calls} | {s['tokens_mean']:.0f} | "
+                     f"{s['tokens_total']} | {s['seconds_mean']:.2f} | {s['seconds_p50']:.2f} | {s['seconds_p90']:.2f} |")
+    lines.append("")
+    for tag, heading in (("hops", "By hop count"), ("qtype", "By question type"), ("dataset", "By dataset")):
+        table = _slice_table(runs, tag)
+        if table and (tag != "dataset" or len({v for r in runs for v in by_tag(r.records, tag)}) > 1):
+            lines += [f"## {heading}", "", table, ""]
+    lines += ["## How grades were decided", ""]
+    for run in runs:
+        s = summarize(run.records)
+        decided = ", ".join(f"{k}: {v}" for k, v in s["decided_by"].items())
+        stopped = ", ".join(f"{k}: {v}" for k, v in s["stopped_by"].items())
+        lines.append(f"- **{run.name}**: {decided or '–'}; stopped by: {stopped or '–'}")
+    lines.append("")
+    plots = make_plots(runs, out_dir)
+    if plots:
+        lines += ["## Plots", ""]
+        lines += [f"![{p.stem}]({p.name})" for p in plots]
+        lines.append("")
+    errors = [(run.name, r) for run in runs for r in run.records if r.status == "error"]
+    if errors:
+        lines += ["## Errors (first 20)", ""]
+        lines += [f"- {name} `{r.id}`: {(r.error or '').splitlines()[0][:200]}" for name, r in errors[:20]]
+        lines.append("")
+    path = out_dir / "report.md"
+    path.write_text("\n".join(lines), encoding="utf-8")
+    return path
+
+
+# --------------------------------------------------------------------------------------- plots
+
+def make_plots(runs: list[LoadedRun], out_dir: Path) -> list[Path]:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    paths: list[Path] = []
+    colors = plt.rcParams["axes.prop_cycle"].by_key()["color"]
+
+    def save(fig: Any, name: str) -> None:
+        fig.tight_layout()
+        path = out_dir / name
+        fig.savefig(path, dpi=110)
+        plt.close(fig)
+        paths.append(path)
+
+    # 1. Grades per run (stacked) and truthfulness.
+    fig, ax = plt.subplots(figsize=(max(5, 1.6 * len(runs) + 3), 4))
+    names = [r.name for r in runs]
+    sums = [summarize(r.records) for r in runs]
+    bottom = [0.0] * len(runs)
+    for grade, color in zip(GRADES, ("#2e7d32", "#c62828", "#9e9e9e"), strict=True):
+        key = {"accurate": "accuracy", "hallucinated": "hallucination", "missing": "missing"}[grade]
+        vals = [s[key] for s in sums]
+        ax.bar(names, vals, bottom=bottom, label=grade, color=color)
+        bottom = [b + v for b, v in zip(bottom, vals, strict=True)]
+    ax.plot(names, [s["truthfulness"] for s in sums], "kD", label="truthfulness")
+    ax.axhline(0, color="black", lw=0.5)
+    ax.set_ylim(min(-0.05, min(s["truthfulness"] for s in sums) - 0.05), 1.05)
+    ax.set_ylabel("share of questions")
+    ax.set_title("Grades per run")
+    ax.legend(loc="upper left", bbox_to_anchor=(1, 1), fontsize=8)
+    save(fig, "grades.png")
+
+    # 2./3. Accuracy and truthfulness by slice (hops, question type).
+    for tag, fname in (("hops", "by_hops.png"), ("qtype", "by_qtype.png")):
+        per_run = [by_tag(r.records, tag) for r in runs]
+        keys = sorted({k for d in per_run for k in d}, key=_sort_key)
+        if not keys:
+            continue
+        if tag == "qtype" and len(keys) > 25:
+            counts = Counter(str(rec.tags.get(tag)) for r in runs for rec in r.records)
+            keys = sorted([k for k, _ in counts.most_common(25)], key=_sort_key)
+        horizontal = tag == "qtype"
+        fig, axes = plt.subplots(1, 2, figsize=(12, min(30.0, max(3.5, 0.22 * len(keys) * len(runs) + 1.5))) if horizontal
+                                 else (10, 4), sharey=horizontal)
+        width = 0.8 / len(runs)
+        for ax, metric in zip(axes, ("accuracy", "truthfulness"), strict=True):
+            for i, (run, d) in enumerate(zip(runs, per_run, strict=True)):
+                pos = [j + (i - (len(runs) - 1) / 2) * width for j in range(len(keys))]
+                vals = [d[k][metric] if k in d else 0.0 for k in keys]
+                if horizontal:
+                    ax.barh(pos, vals, height=width, label=run.name, color=colors[i % len(colors)])
+                else:
+                    ax.bar(pos, vals, width=width, label=run.name, color=colors[i % len(colors)])
+            if horizontal:
+                ax.set_yticks(range(len(keys)), keys, fontsize=7)
+                ax.set_xlabel(metric)
+                ax.axvline(0, color="black", lw=0.5)
+            else:
+                ax.set_xticks(range(len(keys)), [f"{k}-hop" if k.isdigit() else k for k in keys])
+                ax.set_ylabel(metric)
+                ax.axhline(0, color="black", lw=0.5)
+            ax.set_title(f"{metric} by {tag}")
+        axes[-1].legend(fontsize=8)
+        save(fig, fname)
+
+    # 4. Cost: LLM calls (grouped bars per count) and tokens (shared bins) per question.
+    fig, axes = plt.subplots(1, 2, figsize=(10, 4))
+    all_calls = [r.llm_calls for run in runs for r in run.records] or [0]
+    xs = list(range(min(all_calls), max(all_calls) + 1))
+    width = 0.8 / len(runs)
+    all_toks = [r.tokens for run in runs for r in run.records] or [0]
+    lo, hi = min(all_toks), max(all_toks)
+    bins = [lo + (hi - lo + 1) * i / 20 for i in range(21)]
+    for i, run in enumerate(runs):
+        c = colors[i % len(colors)]
+        counts = Counter(r.llm_calls for r in run.records)
+        axes[0].bar([x + (i - (len(runs) - 1) / 2) * width for x in xs], [counts.get(x, 0) for x in xs], width=width,
+                    label=run.name, color=c, edgecolor="black", linewidth=0.4)
+        axes[1].hist([r.tokens for r in run.records], bins=bins, alpha=0.55, label=run.name, color=c,
+                     edgecolor="black", linewidth=0.4)
+    axes[0].set_xticks(xs)
+    axes[0].set_xlabel("LLM calls per question")
+    axes[1].set_xlabel("tokens per question")
+    for ax in axes:
+        ax.set_ylabel("questions")
+        ax.legend(fontsize=8)
+    axes[0].set_title("LLM calls")
+    axes[1].set_title("Tokens")
+    save(fig, "cost.png")
+
+    # 5. Latency distribution.
+    fig, ax = plt.subplots(figsize=(max(5, 1.5 * len(runs) + 3), 4))
+    data = [[r.seconds for r in run.records] or [0.0] for run in runs]
+    ax.boxplot(data, showmeans=True)
+    ax.set_xticks(range(1, len(runs) + 1), names)
+    ax.set_ylabel("seconds per question")
+    ax.set_title("Latency")
+    save(fig, "latency.png")
+    return paths

@@ -1,0 +1,238 @@
+"""Run a team over a dataset: bounded concurrency, one durable JSONL record per question, resumable.
+
+The run file is the source of truth: each record is written (flushed and fsync'd) the moment
+its question finishes, so a killed run loses at most the questions in flight, and a rerun with
+the same ``--out`` skips every id already recorded. A torn last line (killed mid-write) is cut
+off and that question is redone. A question that raises becomes an ``error`` record; the run
+goes on.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Literal, Protocol
+
+from pydantic import BaseModel, Field
+
+from kgteam.eval.datasets import DatasetItem, GoldAnswer, TagValue
+from kgteam.eval.grading import Grading, GroundednessCheck, check_groundedness, grade_answer
+from kgteam.eval.metrics import Predicted
+from kgteam.protocols.evidence import Evidence
+from kgteam.protocols.payloads import Answer, AnswerValue
+
+if TYPE_CHECKING:
+    from kgteam.llm.base import ChatModel
+    from kgteam.tools.kg_tools import KGTools
+
+
+class AskingTeam(Protocol):
+    """Anything that answers a question: ``TeamRunner`` or a test double of the same shape."""
+
+    async def ask(self, question: str, *, session_id: str | None = None) -> Answer: ...
+
+
+class RunRecord(BaseModel):
+    """One question's outcome; a run file is a sequence of these, one JSON object per line."""
+
+    id: str
+    question: str
+    gold: list[GoldAnswer] = Field(default_factory=list)
+    tags: dict[str, TagValue] = Field(default_factory=dict)
+    status: Literal["ok", "error"] = "ok"
+    error: str | None = None
+    answer_text: str = ""
+    answer_values: list[AnswerValue] = Field(default_factory=list)
+    answer_status: str = "error"
+    stopped_by: str = "error"
+    answer_grounded: bool = False  # the team's own claim
+    evidence: Evidence = Field(default_factory=Evidence)
+    fallbacks: list[str] = Field(default_factory=list)
+    grading: Grading | None = None
+    groundedness: GroundednessCheck | None = None  # checked against the KG by the harness
+    llm_calls: int = 0
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    seconds: float = 0.0
+    finished_at: str = ""
+
+    @property
+    def tokens(self) -> int:
+        return self.prompt_tokens + self.completion_tokens
+
+
+@dataclass
+class RunSummary:
+    path: Path
+    total: int
+    skipped: int  # already in the file (resume)
+    done: int  # finished in this call
+    errors: int
+    records: list[RunRecord] = field(default_factory=list)
+
+
+# ----------------------------------------------------------------------------------- run files
+
+def read_run(path: str | Path, *, repair: bool = False) -> list[RunRecord]:
+    """Records of a run file. A torn or invalid *last* line is ignored (and cut off if ``repair``)."""
+    path = Path(path)
+    if not path.exists():
+        return []
+    data = path.read_bytes()
+    records: list[RunRecord] = []
+    good_end = 0
+    pos = 0
+    while pos < len(data):
+        nl = data.find(b"\n", pos)
+        if nl == -1:  # no newline: the writer died mid-line
+            break
+        line = data[pos:nl]
+        if line.strip():
+            try:
+                records.append(RunRecord.model_validate_json(line))
+            except ValueError:
+                if data[nl + 1:].strip():  # corruption in the middle is not a torn write
+                    raise ValueError(f"{path}: invalid record at byte {pos}") from None
+                break
+        pos = nl + 1
+        good_end = pos
+    if repair and good_end < len(data):
+        with open(path, "r+b") as fh:
+            fh.truncate(good_end)
+            fh.flush()
+            os.fsync(fh.fileno())
+    return records
+
+
+class _Writer:
+    """Appends records durably; one lock so concurrent finishes never interleave bytes."""
+
+    def __init__(self, path: Path):
+        path.parent.mkdir(parents=True, exist_ok=True)
+        self._fh = open(path, "a", encoding="utf-8")  # noqa: SIM115 - closed in close()
+        self._lock = asyncio.Lock()
+
+    async def write(self, record: RunRecord) -> None:
+        line = record.model_dump_json() + "\n"
+        async with self._lock:
+            self._fh.write(line)
+            self._fh.flush()
+            os.fsync(self._fh.fileno())
+
+    def close(self) -> None:
+        self._fh.close()
+
+
+# --------------------------------------------------------------------------------------- runner
+
+def _record_from_answer(item: DatasetItem, answer: Answer) -> RunRecord:
+    return RunRecord(
+        id=item.id, question=item.question, gold=item.answers, tags=item.tags,
+        answer_text=answer.text, answer_values=answer.values, answer_status=answer.status,
+        stopped_by=answer.stopped_by, answer_grounded=answer.grounded, evidence=answer.evidence,
+        fallbacks=answer.fallbacks, error=answer.error,
+        llm_calls=answer.cost.llm_calls, prompt_tokens=answer.cost.prompt_tokens,
+        completion_tokens=answer.cost.completion_tokens,
+    )
+
+
+async def evaluate_item(
+    item: DatasetItem, team: AskingTeam, *, session_prefix: str = "eval", judge_model: ChatModel | None = None,
+    tools: KGTools | None = None, timeout_s: float | None = None,
+) -> RunRecord:
+    """Ask, grade, check groundedness. Never raises (except cancellation): failures become error records."""
+    start = time.perf_counter()
+    try:
+        coro = team.ask(item.question, session_id=f"{session_prefix}-{item.id}")
+        answer = await (asyncio.wait_for(coro, timeout_s) if timeout_s else coro)
+        record = _record_from_answer(item, answer)
+        values = [Predicted(label=v.label, iri=v.iri) for v in answer.values]
+        record.grading = await grade_answer(item.question, answer.text, values, item.answers,
+                                            status=answer.status, judge_model=judge_model)
+        if tools is not None and record.grading.grade != "missing":
+            record.groundedness = await check_groundedness(answer.evidence.triples, values or [
+                Predicted(label=answer.text)], tools)
+    except asyncio.CancelledError:
+        raise
+    except Exception as exc:  # noqa: BLE001 - one bad question must not stop a run
+        record = RunRecord(id=item.id, question=item.question, gold=item.answers, tags=item.tags, status="error",
+                           error=f"{type(exc).__name__}: {exc}"[:2000])
+        record.grading = Grading(grade="missing", decided_by="rule:error", reason="the question raised")
+    record.seconds = round(time.perf_counter() - start, 4)
+    record.finished_at = datetime.now(UTC).isoformat(timespec="seconds")
+    return record
+
+
+async def run_eval(
+    items: Sequence[DatasetItem], team: AskingTeam, out: str | Path, *, concurrency: int = 4,
+    judge_model: ChatModel | None = None, tools: KGTools | None = None, timeout_s: float | None = None,
+    retry_errors: bool = False, progress: bool = True, session_prefix: str | None = None,
+    on_record: Callable[[RunRecord], None] | None = None,
+) -> RunSummary:
+    """Evaluate ``items`` with ``team``, appending to ``out``; ids already there are skipped."""
+    out = Path(out)
+    previous = read_run(out, repair=True)
+    done_ids = {r.id for r in previous if r.status == "ok" or not retry_errors}
+    todo = [it for it in items if it.id not in done_ids]
+    if len({it.id for it in items}) != len(items):
+        raise ValueError("dataset item ids are not unique; resume needs unique ids")
+    summary = RunSummary(path=out, total=len(items), skipped=len(items) - len(todo), done=0, errors=0)
+    prefix = session_prefix or f"eval-{out.stem}"
+    queue: asyncio.Queue[DatasetItem] = asyncio.Queue()
+    for it in todo:
+        queue.put_nowait(it)
+    writer = _Writer(out)
+
+    progress_bar: Any = None
+    task_id: Any = None
+    if progress:
+        from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+        progress_bar = Progress(TextColumn("[bold]eval"), BarColumn(), MofNCompleteColumn(),
+                                TextColumn("errors {task.fields[errors]}"), TimeElapsedColumn(), transient=False)
+        task_id = progress_bar.add_task("eval", total=len(items), completed=summary.skipped, errors=0)
+        progress_bar.start()
+
+    async def worker() -> None:
+        while True:
+            try:
+                item = queue.get_nowait()
+            except asyncio.QueueEmpty:
+                return
+            record = await evaluate_item(item, team, session_prefix=prefix, judge_model=judge_model, tools=tools,
+                                         timeout_s=timeout_s)
+            await writer.write(record)
+            summary.done += 1
+            summary.errors += record.status == "error"
+            summary.records.append(record)
+            if on_record is not None:
+                on_record(record)
+            if progress_bar is not None:
+                progress_bar.update(task_id, advance=1, errors=summary.errors)
+
+    try:
+        await asyncio.gather(*(worker() for _ in range(max(1, concurrency))))
+    finally:
+        writer.close()
+        if progress_bar is not None:
+            progress_bar.stop()
+    return summary
+
+
+def write_meta(out: str | Path, meta: dict[str, Any]) -> Path:
+    """Run metadata (dataset, team, seed ...) beside the run file: ``RUN.meta.json``."""
+    path = Path(str(out) + ".meta.json") if not str(out).endswith(".jsonl") else Path(str(out)[:-6] + ".meta.json")
+    path.write_text(json.dumps(meta, indent=2, default=str), encoding="utf-8")
+    return path
+
+
+def read_meta(run: str | Path) -> dict[str, Any]:
+    run = str(run)
+    path = Path(run[:-6] + ".meta.json") if run.endswith(".jsonl") else Path(run + ".meta.json")
+    return json.loads(path.read_text(encoding="utf-8")) if path.exists() else {}
