@@ -1,0 +1,350 @@
+"""Embedded label index on tantivy: words + character 3-grams + fuzzy words, reranked with rapidfuzz.
+
+Layout of ``path``: ``entity/`` and ``relation/`` (one tantivy index per kind, so a relation
+search never scans entity postings) and ``labels.json`` (format version, counts).
+
+Every label or alias of an IRI is one tantivy document, so the label that matched is known
+without re-scoring all of an IRI's labels. Normalisation and grams are computed in Python
+(:mod:`kgteam.tools.text_normalize`) and indexed as whitespace-separated tokens: the query
+side uses the very same functions, and the index needs no custom tokenizer registered at
+open time.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+from collections.abc import Iterable
+from pathlib import Path
+
+import tantivy
+
+from kgteam.tools.backends.base import LabelDoc, LabelKind
+from kgteam.tools.text_normalize import Candidate, label_grams, label_words, normalize_label, rerank
+from kgteam.tools.types import LabelHit
+
+FORMAT_VERSION = 1
+KINDS: tuple[LabelKind, ...] = ("entity", "relation")
+META_FILE = "labels.json"
+
+# Candidate budget: how many docs the BM25 query may hand to the reranker, and how many
+# exact (normalised-equal) matches are always fetched on top of those.
+DEFAULT_CANDIDATES = 100
+DEFAULT_EXACT_CANDIDATES = 50
+DEFAULT_FUZZY_LABEL_CANDIDATES = 50
+# Run the (costlier) fuzzy-word pass only when the best first-pass score is below this;
+# 101 = always, 0 = never.
+DEFAULT_FUZZY_WORDS_BELOW = 80.0
+WORD_BOOST = 3.0
+FUZZY_BOOST = 1.5
+
+
+def _schema() -> tantivy.Schema:
+    sb = tantivy.SchemaBuilder()
+    sb.add_text_field("iri", stored=True, tokenizer_name="raw", index_option="basic")
+    # Indexed only on the primary-label document of each IRI: label_of() looks it up here.
+    sb.add_text_field("primary_iri", stored=False, tokenizer_name="raw", index_option="basic")
+    sb.add_text_field("label", stored=True, tokenizer_name="raw", index_option="basic")
+    sb.add_text_field("matched", stored=True, tokenizer_name="raw", index_option="basic")
+    # The whole normalised label as one token: exact lookup, and fuzzy lookup of whole labels.
+    sb.add_text_field("exact", stored=True, tokenizer_name="raw", index_option="basic")
+    sb.add_text_field("words", stored=False, tokenizer_name="whitespace", index_option="freq")
+    sb.add_text_field("grams", stored=False, tokenizer_name="whitespace", index_option="freq")
+    return sb.build()
+
+
+def _fuzzy_distance(word: str) -> int:
+    """Edit distance allowed for one query word: none for tiny words, 2 for long ones."""
+    if len(word) <= 3:
+        return 0
+    if len(word) <= 7:
+        return 1
+    return 2
+
+
+def _label_distance(norm: str) -> int:
+    """Edit distance allowed between the whole query and a whole label (tantivy caps it at 2)."""
+    if len(norm) <= 2:
+        return 0
+    if len(norm) <= 5:
+        return 1
+    return 2
+
+
+class TantivyLabelIndexWriter:
+    """Bulk writer: ``add`` label docs, then ``commit`` once.
+
+    Writes into ``path`` (created if missing). An existing index there is appended to unless
+    ``overwrite=True``; KG loads build into a fresh directory and swap it in.
+    """
+
+    def __init__(
+        self,
+        path: str | Path,
+        *,
+        overwrite: bool = False,
+        heap_size: int = 256_000_000,
+        num_threads: int = 0,
+    ) -> None:
+        self.path = Path(path)
+        if overwrite and self.path.exists():
+            shutil.rmtree(self.path)
+        self.path.mkdir(parents=True, exist_ok=True)
+        self._schema = _schema()
+        self._indexes: dict[str, tantivy.Index] = {}
+        self._writers: dict[str, tantivy.IndexWriter] = {}
+        self._heap = {"entity": heap_size, "relation": max(20_000_000, heap_size // 8)}
+        self._threads = num_threads
+        self._counts = {kind: 0 for kind in KINDS}
+        self._closed = False
+        meta = _read_meta(self.path)
+        if meta:
+            for kind in KINDS:
+                self._counts[kind] = int(meta.get("counts", {}).get(kind, 0))
+
+    def _writer(self, kind: str) -> tantivy.IndexWriter:
+        writer = self._writers.get(kind)
+        if writer is None:
+            sub = self.path / kind
+            sub.mkdir(exist_ok=True)
+            index = tantivy.Index(self._schema, path=str(sub), reuse=True)
+            threads = self._threads if kind == "entity" else 1
+            writer = index.writer(heap_size=self._heap[kind], num_threads=threads)
+            self._indexes[kind] = index
+            self._writers[kind] = writer
+        return writer
+
+    def add(self, doc: LabelDoc) -> None:
+        if self._closed:
+            raise RuntimeError("writer already committed")
+        if doc.kind not in KINDS:
+            raise ValueError(f"unknown label kind {doc.kind!r}")
+        texts = [t for t in (*doc.labels, *doc.aliases) if t and t.strip()]
+        if not texts:
+            return
+        primary = texts[0].strip()
+        writer = self._writer(doc.kind)
+        seen: set[str] = set()
+        first = True
+        for text in texts:
+            text = text.strip()
+            norm = normalize_label(text)
+            if not norm or norm in seen:
+                continue
+            seen.add(norm)
+            fields: dict[str, str] = {
+                "iri": doc.iri,
+                "label": primary,
+                "matched": text,
+                "exact": norm,
+                "words": " ".join(label_words(norm)),
+                "grams": " ".join(label_grams(norm)),
+            }
+            if first:
+                fields["primary_iri"] = doc.iri
+                first = False
+            writer.add_document(tantivy.Document(**fields))
+        if not first:
+            self._counts[doc.kind] += 1
+
+    def add_many(self, docs: Iterable[LabelDoc]) -> int:
+        n = 0
+        for doc in docs:
+            self.add(doc)
+            n += 1
+        return n
+
+    def commit(self) -> None:
+        """Commit both kinds, wait for merges, and record counts; the writer is then closed."""
+        if self._closed:
+            return
+        for kind in KINDS:
+            self._writer(kind)  # make sure both sub-indexes exist, even when empty
+        for writer in self._writers.values():
+            writer.commit()
+            writer.wait_merging_threads()
+        self._writers.clear()
+        self._indexes.clear()
+        meta = {"format": FORMAT_VERSION, "backend": "tantivy", "counts": self._counts}
+        (self.path / META_FILE).write_text(json.dumps(meta, indent=2) + "\n", encoding="utf-8")
+        self._closed = True
+
+    def __enter__(self) -> TantivyLabelIndexWriter:
+        return self
+
+    def __exit__(self, exc_type, exc, tb) -> None:
+        if exc_type is None:
+            self.commit()
+
+
+def _read_meta(path: Path) -> dict | None:
+    meta_path = path / META_FILE
+    if not meta_path.exists():
+        return None
+    return json.loads(meta_path.read_text(encoding="utf-8"))
+
+
+class TantivyLabelIndex:
+    """Read side: ``search`` (gather candidates in tantivy, rerank with rapidfuzz) and ``label_of``."""
+
+    name = "tantivy"
+
+    def __init__(
+        self,
+        path: str | Path,
+        *,
+        candidates: int = DEFAULT_CANDIDATES,
+        exact_candidates: int = DEFAULT_EXACT_CANDIDATES,
+        fuzzy_label_candidates: int = DEFAULT_FUZZY_LABEL_CANDIDATES,
+        fuzzy_words: bool = True,
+        fuzzy_words_below: float = DEFAULT_FUZZY_WORDS_BELOW,
+    ) -> None:
+        self.path = Path(path)
+        meta = _read_meta(self.path)
+        if meta is None:
+            raise FileNotFoundError(f"no label index at {self.path} (missing {META_FILE})")
+        if meta.get("format") != FORMAT_VERSION:
+            raise ValueError(
+                f"label index at {self.path} has format {meta.get('format')}, expected {FORMAT_VERSION}"
+            )
+        self.counts: dict[str, int] = dict(meta.get("counts", {}))
+        self.candidates = candidates
+        self.exact_candidates = exact_candidates
+        self.fuzzy_label_candidates = fuzzy_label_candidates
+        self.fuzzy_words = fuzzy_words
+        self.fuzzy_words_below = fuzzy_words_below
+        self._schema = _schema()
+        self._searchers: dict[str, tantivy.Searcher] = {}
+        for kind in KINDS:
+            index = tantivy.Index.open(str(self.path / kind))
+            self._searchers[kind] = index.searcher()
+
+    def __len__(self) -> int:
+        return sum(self.counts.values())
+
+    def _query(self, norm: str, fuzzy_words: bool) -> tantivy.Query:
+        schema = self._schema
+        q = tantivy.Query
+        clauses: list[tuple[tantivy.Occur, tantivy.Query]] = []
+        for word in label_words(norm):
+            clauses.append(
+                (tantivy.Occur.Should, q.boost_query(q.term_query(schema, "words", word), WORD_BOOST))
+            )
+            distance = _fuzzy_distance(word) if fuzzy_words else 0
+            if distance:
+                fuzzy = q.fuzzy_term_query(
+                    schema, "words", word, distance=distance, transposition_cost_one=True
+                )
+                clauses.append((tantivy.Occur.Should, q.boost_query(fuzzy, FUZZY_BOOST)))
+        for gram in label_grams(norm):
+            clauses.append((tantivy.Occur.Should, q.term_query(schema, "grams", gram)))
+        return q.boolean_query(clauses)
+
+    def _fetch(self, searcher: tantivy.Searcher, addresses, seen: set[tuple[int, int]]) -> list[Candidate]:
+        out: list[Candidate] = []
+        for addr in addresses:
+            key = (addr.segment_ord, addr.doc)
+            if key in seen:
+                continue
+            seen.add(key)
+            doc = searcher.doc(addr)
+            out.append(
+                Candidate(
+                    doc.get_first("iri"),
+                    doc.get_first("label"),
+                    doc.get_first("matched"),
+                    doc.get_first("exact"),
+                )
+            )
+        return out
+
+    def _search_addresses(self, searcher: tantivy.Searcher, query: tantivy.Query, limit: int) -> list:
+        return [addr for _, addr in searcher.search(query, limit, count=False).hits]
+
+    def candidates_for(self, text: str, kind: LabelKind = "entity") -> list[Candidate]:
+        """All candidates the cascade of :meth:`search` would gather, unranked (for benchmarks)."""
+        return self._gather(text, kind, k=10)[0]
+
+    def _gather(self, text: str, kind: LabelKind, k: int) -> tuple[list[Candidate], list]:
+        """Gather candidates in cheap-to-costly passes, stopping as soon as the answer is clear.
+
+        1. labels equal to the query (normalised) + BM25 top of words and 3-grams (a pure term
+           disjunction, so tantivy's block-max pruning applies). Stop if an exact match exists.
+        2. whole labels within edit distance 1 of the query (one automaton over the ``exact``
+           terms: cheap). It catches typos in short names, whose grams match too much else.
+        3. whole labels within distance 2, only if pass 2 found none (that automaton costs ~5x).
+        4. fuzzy words (distance 1-2 per word) in the BM25 query, only if the best score so far
+           is below ``fuzzy_words_below``: fuzzy clauses switch block-max pruning off.
+        """
+        norm = normalize_label(text)
+        if not norm:
+            return [], []
+        searcher = self._searchers[kind]
+        schema = self._schema
+        Q = tantivy.Query
+        seen: set[tuple[int, int]] = set()
+        exact = self._search_addresses(searcher, Q.term_query(schema, "exact", norm), self.exact_candidates)
+        addresses = exact + self._search_addresses(searcher, self._query(norm, False), self.candidates)
+        candidates = self._fetch(searcher, addresses, seen)
+        ranked = rerank(text, candidates, k)
+        if exact:
+            return candidates, ranked
+        if self.fuzzy_label_candidates and len(norm) >= 3:
+            hits = self._search_addresses(
+                searcher, Q.fuzzy_term_query(schema, "exact", norm, distance=1), self.fuzzy_label_candidates
+            )
+            if not hits and _label_distance(norm) >= 2:
+                hits = self._search_addresses(
+                    searcher,
+                    Q.fuzzy_term_query(schema, "exact", norm, distance=2),
+                    self.fuzzy_label_candidates,
+                )
+            new = self._fetch(searcher, hits, seen)
+            if new:
+                candidates += new
+                ranked = rerank(text, candidates, k)
+        if self.fuzzy_words and (not ranked or ranked[0].score < self.fuzzy_words_below):
+            hits = self._search_addresses(searcher, self._query(norm, True), self.candidates)
+            new = self._fetch(searcher, hits, seen)
+            if new:
+                candidates += new
+                ranked = rerank(text, candidates, k)
+        return candidates, ranked
+
+    def search(self, text: str, k: int = 10, kind: LabelKind = "entity") -> list[LabelHit]:
+        """Best ``k`` labels of ``kind`` for ``text``: exact normalised matches first."""
+        if kind not in KINDS:
+            raise ValueError(f"unknown label kind {kind!r}")
+        if k <= 0 or not text or not normalize_label(text):
+            return []
+        _, ranked = self._gather(text, kind, k)
+        return [
+            LabelHit(iri=r.iri, label=r.label, matched=r.matched, score=r.score, exact=r.exact, kind=kind)
+            for r in ranked
+        ]
+
+    def label_of(self, iris: Iterable[str]) -> dict[str, str]:
+        """Primary label of each known IRI (entities and relations); unknown IRIs are left out."""
+        wanted = list(dict.fromkeys(i for i in iris if i))
+        out: dict[str, str] = {}
+        if not wanted:
+            return out
+        for kind in KINDS:
+            missing = [i for i in wanted if i not in out]
+            if not missing:
+                break
+            searcher = self._searchers[kind]
+            query = tantivy.Query.term_set_query(self._schema, "primary_iri", missing)
+            for _, addr in searcher.search(query, len(missing), count=False).hits:
+                doc = searcher.doc(addr)
+                out[doc.get_first("iri")] = doc.get_first("label")
+        return out
+
+    def close(self) -> None:
+        self._searchers.clear()
+
+    def __enter__(self) -> TantivyLabelIndex:
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()

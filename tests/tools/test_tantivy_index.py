@@ -1,0 +1,253 @@
+"""Behaviour of the embedded label index on a small real tantivy index."""
+
+from __future__ import annotations
+
+import pytest
+
+from kgteam.tools.backends.base import LabelDoc, LabelIndex
+from kgteam.tools.backends.tantivy_index import TantivyLabelIndex, TantivyLabelIndexWriter
+from kgteam.tools.text_normalize import label_grams, normalize_label
+
+E = "http://example.org/t/e/"
+R = "http://example.org/t/r/"
+
+DOCS = [
+    LabelDoc(E + "tom_hanks", "entity", ["Tom Hanks"], ["Thomas Jeffrey Hanks"]),
+    LabelDoc(E + "tom_hanks_jr", "entity", ["Tom Hanks Jr"]),
+    LabelDoc(E + "tom_banks", "entity", ["Tom Banks"]),
+    LabelDoc(E + "franzen", "entity", ["Peter Franzén"]),
+    LabelDoc(E + "oceans", "entity", ["Ocean's Eleven"]),
+    LabelDoc(E + "up", "entity", ["Up"]),
+    LabelDoc(E + "upside", "entity", ["Upside Down"]),
+    LabelDoc(E + "spielberg", "entity", ["Steven Spielberg"], ["Steven Allan Spielberg"]),
+    LabelDoc(E + "tigres", "entity", ["Tigres_UANL"]),
+    LabelDoc(E + "mecklenburg", "entity", ["frederica_of_mecklenburg-strelitz"]),
+    LabelDoc(E + "zoe", "entity", ["Zoë Saldaña"]),
+    LabelDoc(E + "directed_by_movie", "entity", ["Directed By"]),  # same text as a relation label
+    LabelDoc(E + "nolabel", "entity", []),
+    LabelDoc(E + "dollar", "entity", ["$"]),  # a real MetaQA movie title
+    LabelDoc(R + "directed_by", "relation", ["directed by"], ["director"]),
+    LabelDoc(R + "starred_actors", "relation", ["starred actors"], ["actor", "cast member"]),
+    LabelDoc(R + "release_year", "relation", ["release year"]),
+]
+# Twenty near-duplicates so k-bounds and candidate limits are exercised.
+DOCS += [LabelDoc(f"{E}tom_{i}", "entity", [f"Tom Hankz{chr(97 + i)}"]) for i in range(20)]
+
+
+@pytest.fixture(scope="module")
+def index_path(tmp_path_factory):
+    path = tmp_path_factory.mktemp("labels")
+    writer = TantivyLabelIndexWriter(path)
+    for doc in DOCS:
+        writer.add(doc)
+    writer.commit()
+    return path
+
+
+@pytest.fixture(scope="module")
+def index(index_path):
+    ix = TantivyLabelIndex(index_path)
+    yield ix
+    ix.close()
+
+
+def iris(hits):
+    return [h.iri for h in hits]
+
+
+def test_implements_protocol(index):
+    assert isinstance(index, LabelIndex)
+
+
+def test_normalisation():
+    assert normalize_label("Peter_Franzén!") == "peter franzen"
+    assert normalize_label("  ZOË   saldaña ") == "zoe saldana"
+    assert normalize_label("Ocean's Eleven") == "oceans eleven"
+    assert normalize_label("Tom & Jerry") == "tom and jerry"
+    assert normalize_label("Straße") == "strasse"
+    assert normalize_label("Søren Kierkegaard") == "soren kierkegaard"
+    assert normalize_label("?!") == "?!"  # symbol-only names stay findable
+    assert normalize_label(" _ ") == ""
+    assert label_grams("up") == ["_up", "up_"]
+
+
+def test_exact_match_first(index):
+    hits = index.search("Tom Hanks", 10)
+    assert hits[0].iri == E + "tom_hanks"
+    assert hits[0].exact is True and hits[0].score == 100.0
+    assert all(not h.exact for h in hits[1:])
+    assert E + "tom_hanks_jr" in iris(hits)
+    # The exact match stays first even when a longer label shares all the words.
+    assert iris(index.search("tom hanks jr", 3))[0] == E + "tom_hanks_jr"
+
+
+def test_exact_short_label_beats_longer_prefix_match(index):
+    hits = index.search("up", 5)
+    assert hits[0].iri == E + "up" and hits[0].exact
+
+
+@pytest.mark.parametrize(
+    ("query", "gold"),
+    [
+        ("Tom Hamks", E + "tom_hanks"),  # substitution
+        ("Stevn Spielberg", E + "spielberg"),  # deletion
+        ("Steven Spielbergg", E + "spielberg"),  # insertion
+        ("Steven Spileberg", E + "spielberg"),  # transposition
+        ("Petre Franzen", E + "franzen"),
+        ("Tigres UANLL", E + "tigres"),
+    ],
+)
+def test_one_edit(index, query, gold):
+    hits = index.search(query, 10)
+    assert hits[0].iri == gold
+    assert not hits[0].exact
+
+
+@pytest.mark.parametrize(
+    ("query", "gold"),
+    [
+        ("Stevem Spilberg", E + "spielberg"),
+        ("Pter Franzenn", E + "franzen"),
+        ("frederica of mecklenbrug strelit", E + "mecklenburg"),
+    ],
+)
+def test_two_edits(index, query, gold):
+    assert gold in iris(index.search(query, 10))
+
+
+@pytest.mark.parametrize(
+    ("query", "gold"),
+    [
+        ("peter franzen", E + "franzen"),
+        ("PETER FRANZÉN", E + "franzen"),
+        ("zoe saldana", E + "zoe"),
+        ("Oceans Eleven", E + "oceans"),
+        ("ocean's eleven!", E + "oceans"),
+        ("tigres uanl", E + "tigres"),
+        ("Frederica of Mecklenburg Strelitz", E + "mecklenburg"),
+    ],
+)
+def test_accents_case_punctuation_underscores(index, query, gold):
+    hit = index.search(query, 3)[0]
+    assert hit.iri == gold and hit.exact
+
+
+def test_alias_match_reports_matched_label(index):
+    hit = index.search("Thomas Jeffrey Hanks", 3)[0]
+    assert hit.iri == E + "tom_hanks"
+    assert hit.label == "Tom Hanks"
+    assert hit.matched == "Thomas Jeffrey Hanks"
+    assert hit.exact
+    # The primary label is reported as matched when it is the better match.
+    hit = index.search("Tom Hanks", 1)[0]
+    assert hit.matched == "Tom Hanks"
+
+
+def test_reordered_words(index):
+    assert index.search("spielberg steven", 1)[0].iri == E + "spielberg"
+
+
+def test_relations_are_separate(index):
+    rel = index.search("directed by", 5, kind="relation")
+    assert rel[0].iri == R + "directed_by" and rel[0].kind == "relation"
+    assert all(h.iri.startswith(R) for h in rel)
+    ent = index.search("directed by", 5)
+    assert ent[0].iri == E + "directed_by_movie" and ent[0].kind == "entity"
+    assert all(h.iri.startswith(E) for h in ent)
+    assert index.search("cast member", 1, kind="relation")[0].iri == R + "starred_actors"
+    assert index.search("relese year", 1, kind="relation")[0].iri == R + "release_year"
+
+
+def test_unknown_kind_rejected(index):
+    with pytest.raises(ValueError):
+        index.search("x", 3, kind="class")  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize("k", [1, 3, 10])
+def test_k_bound(index, k):
+    hits = index.search("Tom Hank", k)
+    assert len(hits) == k
+    assert len(set(iris(hits))) == k  # one hit per IRI, even with aliases
+
+
+def test_k_zero(index):
+    assert index.search("Tom Hanks", 0) == []
+
+
+@pytest.mark.parametrize("query", ["", "   ", "\t\n", "___", " _ _ "])
+def test_empty_query_gives_empty_list(index, query):
+    assert index.search(query, 10) == []
+    assert index.search(query, 10, kind="relation") == []
+
+
+def test_symbol_only_label(index):
+    hit = index.search("$", 3)[0]
+    assert hit.iri == E + "dollar" and hit.exact
+    assert all(not h.exact for h in index.search("?!.", 5))  # no crash, nothing exact
+
+
+def test_no_match_gives_few_or_no_hits(index):
+    assert all(h.score < 60 for h in index.search("qqqqxxxxzzzz", 5))
+
+
+def test_deterministic_order(index):
+    first = index.search("Tom Hank", 10)
+    for _ in range(3):
+        assert index.search("Tom Hank", 10) == first
+    # Ties are broken by shorter label, then IRI.
+    tied = [h for h in first if h.score == first[1].score]
+    keys = [(len(h.label), h.iri) for h in tied]
+    assert keys == sorted(keys)
+
+
+def test_label_of(index):
+    got = index.label_of([E + "tom_hanks", R + "directed_by", E + "zoe", "http://nope/x", E + "tom_hanks"])
+    assert got == {E + "tom_hanks": "Tom Hanks", R + "directed_by": "directed by", E + "zoe": "Zoë Saldaña"}
+    assert index.label_of([]) == {}
+
+
+def test_doc_without_labels_is_skipped(index):
+    assert E + "nolabel" not in index.label_of([E + "nolabel"])
+
+
+def test_reopen_from_disk(index_path):
+    again = TantivyLabelIndex(index_path)
+    try:
+        assert again.search("Steven Spielberg", 1)[0].iri == E + "spielberg"
+        assert again.counts == {"entity": len([d for d in DOCS if d.kind == "entity"]) - 1, "relation": 3}
+    finally:
+        again.close()
+
+
+def test_missing_index_raises(tmp_path):
+    with pytest.raises(FileNotFoundError):
+        TantivyLabelIndex(tmp_path / "absent")
+
+
+def test_writer_overwrite_and_append(tmp_path):
+    path = tmp_path / "ix"
+    with TantivyLabelIndexWriter(path) as w:
+        w.add(LabelDoc(E + "a", "entity", ["Alpha"]))
+    with TantivyLabelIndexWriter(path) as w:  # appends
+        w.add(LabelDoc(E + "b", "entity", ["Beta"]))
+    ix = TantivyLabelIndex(path)
+    assert iris(ix.search("alpha", 1)) == [E + "a"] and iris(ix.search("beta", 1)) == [E + "b"]
+    assert len(ix) == 2
+    ix.close()
+    with TantivyLabelIndexWriter(path, overwrite=True) as w:
+        w.add(LabelDoc(E + "c", "entity", ["Gamma"]))
+    ix = TantivyLabelIndex(path)
+    assert ix.search("alpha", 5) == [] or ix.search("alpha", 5)[0].iri != E + "a"
+    assert len(ix) == 1
+    ix.close()
+
+
+def test_writer_rejects_add_after_commit(tmp_path):
+    w = TantivyLabelIndexWriter(tmp_path / "ix")
+    w.commit()
+    with pytest.raises(RuntimeError):
+        w.add(LabelDoc(E + "a", "entity", ["Alpha"]))
+    # An empty index opens and answers nothing.
+    ix = TantivyLabelIndex(tmp_path / "ix")
+    assert ix.search("alpha", 3) == []
+    ix.close()
