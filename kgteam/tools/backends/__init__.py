@@ -1,0 +1,1 @@
+"""Storage and services behind the tools: Oxigraph, SPARQL endpoints, tantivy, Elasticsearch."""
