@@ -1,0 +1,259 @@
+"""Embedded Oxigraph (pyoxigraph, on disk): the default triple store.
+
+Opened read-only for querying so many readers (tools, the ``oxigraph serve-read-only``
+server, benchmark processes, sandbox workers) can share one store directory.
+
+pyoxigraph has no query timeout and a running query cannot be interrupted (it releases the
+GIL, so it does not block the event loop, but it keeps a core busy). ``query`` checks the
+deadline while streaming rows, which is enough for the small queries the tools build.
+``query_untrusted`` (used by ``run_sparql`` for SPARQL written by users or LLMs) runs the
+query in a worker process over the same read-only store and kills that process — by the PID
+we started — when the deadline passes: a runaway cartesian product cannot outlive its timeout.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import queue
+import subprocess
+import sys
+import threading
+import time
+from multiprocessing.connection import Connection
+from pathlib import Path
+from typing import Any
+
+import pyoxigraph
+from pyoxigraph import BlankNode, Literal, NamedNode, QueryBoolean, QuerySolutions, QueryTriples, Triple
+
+from kgteam.tools.backends.rdf_terms import normalise_term, sort_triple_rows
+from kgteam.tools.types import RDFTerm, SparqlResult, ToolError
+
+_CHECK_EVERY = 256
+_WORKER_START_S = 60.0
+
+
+def term_from_oxigraph(term: object) -> RDFTerm:
+    if isinstance(term, NamedNode):
+        return normalise_term("uri", term.value)
+    if isinstance(term, Literal):
+        return normalise_term("literal", term.value, term.datatype.value, term.language)
+    if isinstance(term, BlankNode):
+        return normalise_term("bnode", term.value)
+    if isinstance(term, Triple):
+        return normalise_term("triple", str(term))
+    raise ToolError(f"unsupported RDF term in result: {type(term).__name__}")
+
+
+def _sandbox_main(read_fd: int, write_fd: int, path: str, union: bool) -> None:
+    """Worker process: answer (sparql, max_rows) requests until the pipe closes."""
+    rx = Connection(read_fd, writable=False)
+    tx = Connection(write_fd, readable=False)
+    store = OxigraphStore(path, read_only=True, union_default_graph=union, sandbox_workers=0)
+    tx.send(("ready",))
+    while True:
+        try:
+            sparql, max_rows = rx.recv()
+        except (EOFError, OSError):
+            return
+        try:
+            res = store.query(sparql, timeout_s=float("inf"), max_rows=max_rows)
+            tx.send(("ok", res.model_dump()))
+        except ToolError as e:
+            tx.send(("error", str(e)))
+        except Exception as e:  # pragma: no cover - reported to the caller, worker stays up
+            tx.send(("error", f"query failed: {type(e).__name__}: {e}"))
+
+
+class _Worker:
+    """``python -m kgteam.tools.backends.oxigraph_store`` talking over two pipes.
+
+    A plain subprocess rather than multiprocessing: spawn would re-import the parent's
+    ``__main__`` (a user's script) in the worker.
+    """
+
+    def __init__(self, path: str, union: bool) -> None:
+        to_child_r, self._to_child_w = os.pipe()
+        self._from_child_r, from_child_w = os.pipe()
+        self.proc = subprocess.Popen(
+            [sys.executable, "-m", __name__, str(to_child_r), str(from_child_w), path, "1" if union else "0"],
+            pass_fds=(to_child_r, from_child_w), stdin=subprocess.DEVNULL,
+        )
+        os.close(to_child_r)
+        os.close(from_child_w)
+        self.tx = Connection(self._to_child_w, readable=False)
+        self.rx = Connection(self._from_child_r, writable=False)
+
+    def alive(self) -> bool:
+        return self.proc.poll() is None
+
+    def kill(self) -> None:
+        for conn in (self.tx, self.rx):
+            with contextlib.suppress(Exception):
+                conn.close()
+        if self.alive():
+            self.proc.kill()  # SIGKILL to the PID this object started
+        with contextlib.suppress(subprocess.TimeoutExpired):
+            self.proc.wait(timeout=5)
+
+
+class _SandboxPool:
+    """A few long-lived worker processes; a worker that overruns its deadline is killed and replaced."""
+
+    def __init__(self, path: str, union: bool, size: int) -> None:
+        self._path, self._union = path, union
+        self._idle: queue.Queue[_Worker | None] = queue.Queue()
+        for _ in range(size):
+            self._idle.put(None)  # started lazily: importing pyoxigraph in a child costs ~0.3 s
+        self._all: set[_Worker] = set()
+        self._lock = threading.Lock()
+
+    def run(self, sparql: str, timeout_s: float, max_rows: int) -> dict[str, Any]:
+        try:
+            worker = self._idle.get(timeout=timeout_s)
+        except queue.Empty:
+            raise ToolError(f"query timed out after {timeout_s:g}s (all query workers busy)") from None
+        try:
+            if worker is None or not worker.alive():
+                worker = _Worker(self._path, self._union)
+                with self._lock:
+                    self._all.add(worker)
+                # Start-up (imports, opening the store) does not count against the query deadline.
+                if not worker.rx.poll(_WORKER_START_S) or worker.rx.recv() != ("ready",):
+                    raise OSError("worker did not start")
+            worker.tx.send((sparql, max_rows))
+            if not worker.rx.poll(timeout_s):
+                self._discard(worker)
+                worker = None
+                raise ToolError(f"query timed out after {timeout_s:g}s (stopped)")
+            status, payload = worker.rx.recv()
+        except (EOFError, OSError):
+            if worker is not None:
+                self._discard(worker)
+            worker = None
+            raise ToolError("query worker died or could not start") from None
+        finally:
+            self._idle.put(worker)
+        if status != "ok":
+            raise ToolError(payload)
+        return payload
+
+    def _discard(self, worker: _Worker) -> None:
+        worker.kill()
+        with self._lock:
+            self._all.discard(worker)
+
+    def close(self) -> None:
+        with self._lock:
+            workers, self._all = list(self._all), set()
+        for w in workers:
+            w.kill()
+
+
+class OxigraphStore:
+    """:class:`~kgteam.tools.backends.base.TripleStore` over a pyoxigraph ``Store``."""
+
+    name = "oxigraph"
+
+    def __init__(
+        self,
+        path_or_store: str | Path | pyoxigraph.Store,
+        read_only: bool = True,
+        *,
+        union_default_graph: bool = False,
+        sandbox_workers: int = 1,
+    ) -> None:
+        if isinstance(path_or_store, pyoxigraph.Store):
+            self._store = path_or_store
+            self.path: Path | None = None
+        else:
+            self.path = Path(path_or_store)
+            if read_only:
+                if not self.path.is_dir():
+                    raise ToolError(f"no Oxigraph store at {self.path}")
+                self._store = pyoxigraph.Store.read_only(str(self.path))
+            else:
+                self._store = pyoxigraph.Store(str(self.path))
+        self.union_default_graph = union_default_graph
+        self._sandbox: _SandboxPool | None = None
+        if self.path is not None and read_only and sandbox_workers > 0:
+            self._sandbox = _SandboxPool(str(self.path), union_default_graph, sandbox_workers)
+
+    @property
+    def store(self) -> pyoxigraph.Store:
+        return self._store
+
+    def query(self, sparql: str, *, timeout_s: float, max_rows: int) -> SparqlResult:
+        start = time.perf_counter()
+        deadline = start + timeout_s
+        try:
+            res = self._store.query(sparql, use_default_graph_as_union=self.union_default_graph)
+        except SyntaxError as e:
+            raise ToolError(f"SPARQL syntax error: {e}") from None
+        except OSError as e:
+            raise ToolError(f"query failed: {e}") from None
+        if isinstance(res, QueryBoolean):
+            return SparqlResult(query=sparql, boolean=bool(res), elapsed_s=time.perf_counter() - start)
+        rows: list[dict[str, RDFTerm]] = []
+        truncated = False
+        try:
+            if isinstance(res, QuerySolutions):
+                variables = [v.value for v in res.variables]
+                for i, sol in enumerate(res):
+                    if len(rows) >= max_rows:
+                        truncated = True
+                        break
+                    row: dict[str, RDFTerm] = {}
+                    for var in variables:
+                        t = sol[var]
+                        if t is not None:
+                            row[var] = term_from_oxigraph(t)
+                    rows.append(row)
+                    if i % _CHECK_EVERY == 0 and time.perf_counter() > deadline:
+                        raise TimeoutError
+            elif isinstance(res, QueryTriples):
+                variables = ["subject", "predicate", "object"]
+                for i, tr in enumerate(res):
+                    if len(rows) >= max_rows:
+                        truncated = True
+                        break
+                    rows.append(
+                        {
+                            "subject": term_from_oxigraph(tr.subject),
+                            "predicate": term_from_oxigraph(tr.predicate),
+                            "object": term_from_oxigraph(tr.object),
+                        }
+                    )
+                    if i % _CHECK_EVERY == 0 and time.perf_counter() > deadline:
+                        raise TimeoutError
+                rows = sort_triple_rows(rows)
+            else:  # pragma: no cover - pyoxigraph returns one of the three
+                raise ToolError(f"unexpected result type {type(res).__name__}")
+        except TimeoutError:
+            raise ToolError(f"query timed out after {timeout_s:g}s") from None
+        except OSError as e:
+            raise ToolError(f"query failed: {e}") from None
+        elapsed = time.perf_counter() - start
+        return SparqlResult(query=sparql, variables=variables, rows=rows, truncated=truncated, elapsed_s=elapsed)
+
+    def query_untrusted(self, sparql: str, *, timeout_s: float, max_rows: int) -> SparqlResult:
+        """Like ``query`` but in a killable worker process, so the timeout is hard."""
+        if self._sandbox is None:
+            return self.query(sparql, timeout_s=timeout_s, max_rows=max_rows)
+        start = time.perf_counter()
+        data = self._sandbox.run(sparql, timeout_s, max_rows)
+        res = SparqlResult.model_validate(data)
+        res.elapsed_s = time.perf_counter() - start
+        return res
+
+    def close(self) -> None:
+        if self._sandbox is not None:
+            self._sandbox.close()
+            self._sandbox = None
+        # pyoxigraph closes RocksDB when the Store is garbage-collected; drop our reference.
+        self._store = None  # type: ignore[assignment]
+
+
+if __name__ == "__main__":  # the run_sparql worker process (see _Worker)
+    _sandbox_main(int(sys.argv[1]), int(sys.argv[2]), sys.argv[3], sys.argv[4] == "1")

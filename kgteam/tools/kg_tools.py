@@ -1,0 +1,405 @@
+"""The KG tools roles call (and an LLM can call as function tools).
+
+Every tool is async and runs the blocking backend in a worker thread, so one asyncio process
+serves many sessions. Every value that reaches SPARQL goes through :mod:`sparql_guard`
+builders (IRIs checked, literals escaped); user SPARQL goes through the guard (read-only,
+LIMIT, timeout, row cap). Neighbour lists are sorted in Python (not by a backend ORDER BY) so every
+backend returns the same list.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import re
+import urllib.parse
+from collections import defaultdict
+from collections.abc import Iterable, Sequence
+from typing import TYPE_CHECKING, Any, Literal
+
+from kgteam.tools.backends.base import LabelIndex, TripleStore
+from kgteam.tools.backends.rdf_terms import XSD_STRING, canonical_datatype, term_sort_key
+from kgteam.tools.sparql_guard import analyse_query, check_iri, sparql_iri
+from kgteam.tools.types import (
+    EntitySchema,
+    LabelHit,
+    NeighborTriple,
+    PredicateStat,
+    RDFTerm,
+    SparqlResult,
+    ToolError,
+)
+
+if TYPE_CHECKING:
+    from kgteam.tools.kg import KnowledgeGraph
+
+RDF_TYPE = "http://www.w3.org/1999/02/22-rdf-syntax-ns#type"
+RDF_LANGSTRING = "http://www.w3.org/1999/02/22-rdf-syntax-ns#langString"
+RDFS_LABEL = "http://www.w3.org/2000/01/rdf-schema#label"
+SKOS_ALT = "http://www.w3.org/2004/02/skos/core#altLabel"
+# Label/alias triples are shown as labels, not as neighbours, unless asked for explicitly.
+LABEL_PREDICATES = frozenset({RDFS_LABEL, SKOS_ALT})
+
+Direction = Literal["out", "in", "both"]
+_VALUES_BATCH = 400
+_TYPE_SAMPLE = 1_000
+_GRACE_S = 1.0
+
+
+def local_name(iri: str) -> str:
+    """Last path/fragment segment of an IRI, percent-decoded."""
+    tail = re.split(r"[#/]", iri.rstrip("/#"))[-1] or iri
+    return urllib.parse.unquote(tail)
+
+
+def humanise(iri: str) -> str:
+    """A readable fallback label: ``birthPlace`` / ``directed_by`` -> ``birth place`` / ``directed by``."""
+    name = local_name(iri)
+    name = re.sub(r"(?<=[a-z0-9])(?=[A-Z])", " ", name)
+    name = re.sub(r"[_/.\s]+", " ", name).strip()
+    return name.lower() if name else iri
+
+
+def _label_rank(term: RDFTerm) -> tuple[int, str]:
+    lang = (term.lang or "").lower()
+    pref = 0 if lang in ("", "en") else 1 if lang.startswith("en-") else 2
+    return pref, term.value
+
+
+class KGTools:
+    """Typed async tools over one triple store and one label index."""
+
+    def __init__(
+        self,
+        store: TripleStore,
+        labels: LabelIndex,
+        *,
+        default_timeout_s: float = 10.0,
+        max_rows: int = 10_000,
+        edge_fetch: int = 0,
+    ) -> None:
+        self.store = store
+        self.labels = labels
+        # Edges fetched per direction and hop before sorting and cutting (at least ``limit``);
+        # raising it widens the backend-independent range at the cost of hub latency.
+        self.edge_fetch = edge_fetch
+        self._has_types: bool | None = None  # does the KG use rdf:type at all (checked once)
+        self.default_timeout_s = default_timeout_s
+        self.max_rows = max_rows
+
+    @classmethod
+    def from_kg(cls, kg: KnowledgeGraph, **kwargs: Any) -> KGTools:
+        return cls(kg.store, kg.labels, **kwargs)
+
+    def close(self) -> None:
+        self.store.close()
+        self.labels.close()
+
+    # ------------------------------------------------------------------ plumbing
+
+    async def _select(self, sparql: str, *, timeout_s: float | None = None, max_rows: int | None = None) -> SparqlResult:
+        """Run a query the tools built themselves (already safe) in a worker thread."""
+        t = timeout_s or self.default_timeout_s
+        rows = max_rows or self.max_rows
+        try:
+            return await asyncio.wait_for(
+                asyncio.to_thread(self.store.query, sparql, timeout_s=t, max_rows=rows), t + _GRACE_S
+            )
+        except TimeoutError:
+            raise ToolError(f"query timed out after {t:g}s") from None
+
+    # ------------------------------------------------------------------ label search
+
+    @staticmethod
+    def _check_search(text: str, k: int) -> None:
+        if not isinstance(text, str) or not text.strip():
+            raise ToolError("search text must be a non-empty string")
+        if not isinstance(k, int) or not 1 <= k <= 1000:
+            raise ToolError("k must be an integer between 1 and 1000")
+
+    async def search_entities(self, text: str, k: int = 10) -> list[LabelHit]:
+        """Entities whose label or alias matches ``text`` (exact matches first)."""
+        self._check_search(text, k)
+        return await asyncio.to_thread(self.labels.search, text, k, "entity")
+
+    async def search_relations(self, text: str, k: int = 10) -> list[LabelHit]:
+        """Relations (predicates) whose label matches ``text``."""
+        self._check_search(text, k)
+        return await asyncio.to_thread(self.labels.search, text, k, "relation")
+
+    # ------------------------------------------------------------------ labels
+
+    async def labels_for(self, iris: Iterable[str]) -> dict[str, str]:
+        """Preferred label per IRI: an ``rdfs:label`` (English/plain first), else a humanised local name."""
+        wanted = sorted({i for i in iris if isinstance(i, str)})
+        found: dict[str, list[RDFTerm]] = defaultdict(list)
+        valid = []
+        for iri in wanted:
+            try:
+                valid.append(sparql_iri(iri))
+            except ToolError:
+                continue
+        for i in range(0, len(valid), _VALUES_BATCH):
+            chunk = " ".join(valid[i : i + _VALUES_BATCH])
+            q = f"SELECT ?s ?l WHERE {{ VALUES ?s {{ {chunk} }} ?s {sparql_iri(RDFS_LABEL)} ?l }}"
+            res = await self._select(q)
+            for row in res.rows:
+                if "s" in row and "l" in row and row["l"].type == "literal":
+                    found[row["s"].value].append(row["l"])
+        return {
+            iri: (min(found[iri], key=_label_rank).value if found.get(iri) else humanise(iri)) for iri in wanted
+        }
+
+    # ------------------------------------------------------------------ schema
+
+    async def entity_schema(self, iri: str) -> EntitySchema:
+        """Predicates out of and into ``iri`` with counts and the types of the values at the other end."""
+        node = sparql_iri(iri)
+        type_p = sparql_iri(RDF_TYPE)
+        types_q = f"SELECT DISTINCT ?t WHERE {{ {node} {type_p} ?t }}"
+        out_q = f"SELECT ?p (COUNT(?o) AS ?n) WHERE {{ {node} ?p ?o }} GROUP BY ?p"
+        in_q = f"SELECT ?p (COUNT(?s) AS ?n) WHERE {{ ?s ?p {node} }} GROUP BY ?p"
+        # Value types come from a bounded sample of edges so hubs stay cheap; counts are exact.
+        # Virtuoso's DATATYPE() is unbound for language-tagged literals (SPARQL 1.0): LANG() says which.
+        lit_q = (
+            f"SELECT ?p ?dt ?tagged (COUNT(?o) AS ?n) WHERE {{ "
+            f"{{ SELECT ?p ?o WHERE {{ {node} ?p ?o }} LIMIT {_TYPE_SAMPLE} }} FILTER(isLiteral(?o)) "
+            f'BIND(DATATYPE(?o) AS ?dt) BIND(LANG(?o) != "" AS ?tagged) }} GROUP BY ?p ?dt ?tagged'
+        )
+        out_types_q = (
+            f"SELECT ?p ?t (COUNT(?o) AS ?n) WHERE {{ "
+            f"{{ SELECT ?p ?o WHERE {{ {node} ?p ?o }} LIMIT {_TYPE_SAMPLE} }} ?o {type_p} ?t }} GROUP BY ?p ?t"
+        )
+        in_types_q = (
+            f"SELECT ?p ?t (COUNT(?s) AS ?n) WHERE {{ "
+            f"{{ SELECT ?s ?p WHERE {{ ?s ?p {node} }} LIMIT {_TYPE_SAMPLE} }} ?s {type_p} ?t }} GROUP BY ?p ?t"
+        )
+        label_q = f"SELECT ?l WHERE {{ {node} {sparql_iri(RDFS_LABEL)} ?l }}"
+        has_types = await self._kg_has_types()
+        empty = SparqlResult(query="")
+        queries = [out_q, in_q, lit_q, label_q] + ([types_q, out_types_q, in_types_q] if has_types else [])
+        results = await asyncio.gather(*(self._select(q, max_rows=_TYPE_SAMPLE) for q in queries))
+        out_r, in_r, lit_r, label_rows = results[:4]
+        types_r, out_t, in_t = results[4:] if has_types else (empty, empty, empty)
+        for row in lit_r.rows:  # literal datatypes join the class types of IRI values
+            tagged = "tagged" in row and row["tagged"].value in ("true", "1")  # Virtuoso: 1
+            dt = RDF_LANGSTRING if tagged else row["dt"].value if "dt" in row else XSD_STRING
+            row["t"] = RDFTerm(type="uri", value=dt)
+        out_t = SparqlResult(query="", rows=[*out_t.rows, *lit_r.rows])
+
+        def value_types(res: SparqlResult) -> dict[str, list[str]]:
+            acc: dict[str, dict[str, int]] = defaultdict(lambda: defaultdict(int))
+            for row in res.rows:
+                if "p" not in row or "t" not in row:
+                    continue
+                t = canonical_datatype(row["t"].value) if row["t"].type == "uri" else row["t"].value
+                acc[row["p"].value][t] += int(row["n"].value) if "n" in row else 1
+            return {p: [t for t, _ in sorted(c.items(), key=lambda kv: (-kv[1], kv[0]))] for p, c in acc.items()}
+
+        def counts(res: SparqlResult) -> dict[str, int]:
+            return {r["p"].value: int(r["n"].value) for r in res.rows if "p" in r and "n" in r}
+
+        outc, inc = counts(out_r), counts(in_r)
+        outt, intt = value_types(out_t), value_types(in_t)
+        plabels = await self.labels_for([*outc, *inc])
+        own = [r["l"] for r in label_rows.rows if "l" in r]
+
+        def stats(c: dict[str, int], t: dict[str, list[str]], direction: Literal["out", "in"]) -> list[PredicateStat]:
+            items = sorted(c.items(), key=lambda kv: (-kv[1], kv[0]))
+            return [
+                PredicateStat(predicate=p, label=plabels.get(p, humanise(p)), direction=direction, count=n,
+                              value_types=t.get(p, []))
+                for p, n in items
+            ]
+
+        return EntitySchema(
+            iri=iri,
+            label=min(own, key=_label_rank).value if own else None,
+            types=sorted(r["t"].value for r in types_r.rows if "t" in r),
+            outgoing=stats(outc, outt, "out"),
+            incoming=stats(inc, intt, "in"),
+        )
+
+    async def _kg_has_types(self) -> bool:
+        """Whether the KG has any rdf:type triple (checked once): if not, type joins are skipped."""
+        if self._has_types is None:
+            res = await self._select(f"ASK {{ ?s {sparql_iri(RDF_TYPE)} ?t }}")
+            self._has_types = bool(res.boolean)
+        return self._has_types
+
+    # ------------------------------------------------------------------ traversal
+
+    async def _edges(
+        self, nodes: Sequence[str], predicates: Sequence[str] | None, direction: Literal["out", "in"], limit: int
+    ) -> list[tuple[RDFTerm, RDFTerm, RDFTerm]]:
+        """Edges touching ``nodes`` in one direction, unordered, at most ``limit``."""
+        if predicates:
+            pfilter, post = "VALUES ?p { " + " ".join(sparql_iri(p) for p in predicates) + " } ", ""
+        else:
+            excl = ", ".join(sparql_iri(p) for p in sorted(LABEL_PREDICATES))
+            pfilter, post = "", f"FILTER(?p NOT IN ({excl})) "
+        out: list[tuple[RDFTerm, RDFTerm, RDFTerm]] = []
+        for i in range(0, len(nodes), _VALUES_BATCH):
+            if len(out) >= limit:
+                break
+            chunk = nodes[i : i + _VALUES_BATCH]
+            anchor = "?s" if direction == "out" else "?o"
+            # No ORDER BY: Oxigraph sorts by decoding every term (tens of ms on a hub); the caller
+            # sorts in Python. Complete (hence backend-independent) whenever the degree <= limit.
+            if len(chunk) == 1:
+                pattern = "?s ?p ?o".replace(anchor, sparql_iri(chunk[0]), 1)
+                far = "?o" if direction == "out" else "?s"
+                q = f"SELECT ?p {far} WHERE {{ {pfilter}{pattern} {post}}} LIMIT {limit - len(out)}"
+            else:
+                values = f"VALUES {anchor} {{ " + " ".join(sparql_iri(n) for n in chunk) + " } "
+                q = f"SELECT ?s ?p ?o WHERE {{ {values}{pfilter}?s ?p ?o {post}}} LIMIT {limit - len(out)}"
+            res = await self._select(q, max_rows=limit)
+            for row in res.rows:
+                s = row.get("s") or RDFTerm(type="uri", value=chunk[0])
+                o = row.get("o") or RDFTerm(type="uri", value=chunk[0])
+                if "p" in row:
+                    out.append((s, row["p"], o))
+        return out
+
+    async def neighbors(
+        self,
+        iri: str,
+        predicates: Sequence[str] | None = None,
+        direction: Direction = "both",
+        hops: int = 1,
+        limit: int = 200,
+    ) -> list[NeighborTriple]:
+        """Triples around ``iri`` up to ``hops`` away, with labels; ``predicates`` restricts every hop.
+
+        Label/alias triples are left out unless their predicates are asked for. The result is
+        ordered by hop, direction, predicate, then the far end, and cut at ``limit``. Up to
+        ``max(limit, edge_fetch)`` edges per direction and hop are fetched and sorted; when an
+        entity has more (a hub), which edges are kept is stable per backend but backend-specific.
+        """
+        check_iri(iri)
+        if direction not in ("out", "in", "both"):
+            raise ToolError("direction must be 'out', 'in' or 'both'")
+        if not isinstance(hops, int) or not 1 <= hops <= 3:
+            raise ToolError("hops must be 1, 2 or 3")
+        if not isinstance(limit, int) or not 1 <= limit <= self.max_rows:
+            raise ToolError(f"limit must be between 1 and {self.max_rows}")
+        preds = sorted({check_iri(p) for p in predicates}) if predicates else None
+        dirs: list[Literal["out", "in"]] = ["out", "in"] if direction == "both" else [direction]  # type: ignore[list-item]
+
+        seen: set[tuple[str, str, str, str]] = set()
+        found: list[tuple[int, Literal["out", "in"], RDFTerm, RDFTerm, RDFTerm]] = []
+        frontier = [iri]
+        visited = {iri}
+        for hop in range(1, hops + 1):
+            next_frontier: set[str] = set()
+            hop_rows: list[tuple[int, Literal["out", "in"], RDFTerm, RDFTerm, RDFTerm]] = []
+            fetch = max(limit - len(found), self.edge_fetch)
+            per_dir = await asyncio.gather(*(self._edges(frontier, preds, d, fetch) for d in dirs))
+            for d, edges in zip(dirs, per_dir, strict=True):
+                for s, p, o in edges:
+                    key = (s.value, p.value, o.type + o.value, o.datatype or o.lang or "")
+                    if key in seen:
+                        continue
+                    seen.add(key)
+                    hop_rows.append((hop, d, s, p, o))
+                    far = o if d == "out" else s
+                    if far.type == "uri" and far.value not in visited:
+                        next_frontier.add(far.value)
+            hop_rows.sort(key=lambda r: (r[1] != "out", r[3].value, term_sort_key(r[4] if r[1] == "out" else r[2]),
+                                         term_sort_key(r[2] if r[1] == "out" else r[4])))
+            found.extend(hop_rows[: limit - len(found)])
+            if len(found) >= limit or not next_frontier:
+                break
+            visited |= next_frontier
+            frontier = sorted(next_frontier)
+
+        names = await self.labels_for(
+            {t.value for _, _, s, p, o in found for t in (s, p, o) if t.type == "uri"}
+        )
+        result = []
+        for hop, d, s, p, o in found:
+            result.append(
+                NeighborTriple(
+                    subject=s.value,
+                    predicate=p.value,
+                    object=o.value,
+                    object_is_literal=o.type == "literal",
+                    object_datatype=o.datatype if o.type == "literal" else None,
+                    subject_label=names.get(s.value),
+                    predicate_label=names.get(p.value),
+                    object_label=names.get(o.value) if o.type == "uri" else o.value if o.type == "literal" else None,
+                    direction=d,
+                    hop=hop,
+                )
+            )
+        return result
+
+    # ------------------------------------------------------------------ raw SPARQL
+
+    async def run_sparql(self, query: str, limit: int | None = None, timeout_s: float | None = None) -> SparqlResult:
+        """Read-only SPARQL: updates/LOAD/SERVICE refused, LIMIT added or lowered, timeout and row cap."""
+        cap = self.max_rows if limit is None else max(1, min(int(limit), self.max_rows))
+        timeout = self.default_timeout_s if timeout_s is None else max(0.1, min(float(timeout_s), 300.0))
+        guarded = analyse_query(query, cap + 1)
+        # Stores that can stop a runaway query (embedded Oxigraph: a killable worker) do so here.
+        run = getattr(self.store, "query_untrusted", self.store.query)
+        try:
+            return await asyncio.wait_for(
+                asyncio.to_thread(run, guarded.text, timeout_s=timeout, max_rows=cap), timeout + _GRACE_S
+            )
+        except TimeoutError:
+            raise ToolError(f"query timed out after {timeout:g}s") from None
+
+    # ------------------------------------------------------------------ LLM function tools
+
+    def function_specs(self) -> list[dict[str, Any]]:
+        """OpenAI ``tools=[...]`` entries for these tools (JSON Schema parameters)."""
+
+        def fn(name: str, description: str, props: dict[str, Any], required: list[str]) -> dict[str, Any]:
+            return {
+                "type": "function",
+                "function": {
+                    "name": name,
+                    "description": description,
+                    "parameters": {"type": "object", "properties": props, "required": required,
+                                   "additionalProperties": False},
+                },
+            }
+
+        iri = {"type": "string", "description": "absolute IRI of an entity, e.g. from search_entities"}
+        k = {"type": "integer", "minimum": 1, "maximum": 100, "default": 10}
+        return [
+            fn("search_entities", "Find knowledge-graph entities by name or alias (typo tolerant).",
+               {"text": {"type": "string"}, "k": k}, ["text"]),
+            fn("search_relations", "Find knowledge-graph relations (predicates) by name.",
+               {"text": {"type": "string"}, "k": k}, ["text"]),
+            fn("entity_schema", "Predicates going out of and into an entity, with counts and value types.",
+               {"iri": iri}, ["iri"]),
+            fn("neighbors", "Triples around an entity with labels, optionally restricted to some predicates.",
+               {"iri": iri,
+                "predicates": {"type": "array", "items": {"type": "string"}, "description": "predicate IRIs"},
+                "direction": {"type": "string", "enum": ["out", "in", "both"], "default": "both"},
+                "hops": {"type": "integer", "minimum": 1, "maximum": 3, "default": 1},
+                "limit": {"type": "integer", "minimum": 1, "maximum": 1000, "default": 200}},
+               ["iri"]),
+            fn("run_sparql", "Run a read-only SPARQL query (SELECT/ASK/CONSTRUCT/DESCRIBE) on the knowledge graph.",
+               {"query": {"type": "string"},
+                "limit": {"type": "integer", "minimum": 1, "maximum": self.max_rows},
+                "timeout_s": {"type": "number", "minimum": 0.1, "maximum": 300}},
+               ["query"]),
+            fn("labels_for", "Human-readable labels for a list of IRIs.",
+               {"iris": {"type": "array", "items": {"type": "string"}}}, ["iris"]),
+        ]
+
+    async def call_tool(self, name: str, arguments: dict[str, Any]) -> Any:
+        """Dispatch an LLM function call by name; returns JSON-ready data."""
+        allowed = {spec["function"]["name"]: spec for spec in self.function_specs()}
+        if name not in allowed:
+            raise ToolError(f"unknown tool {name!r}; available: {', '.join(sorted(allowed))}")
+        props = allowed[name]["function"]["parameters"]["properties"]
+        extra = set(arguments) - set(props)
+        if extra:
+            raise ToolError(f"unexpected argument(s) for {name}: {', '.join(sorted(extra))}")
+        result = await getattr(self, name)(**arguments)
+        if isinstance(result, list):
+            return [r.model_dump() if hasattr(r, "model_dump") else r for r in result]
+        return result.model_dump() if hasattr(result, "model_dump") else result

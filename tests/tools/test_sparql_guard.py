@@ -1,0 +1,121 @@
+from __future__ import annotations
+
+import pyoxigraph
+import pytest
+
+from kgteam.tools.sparql_guard import (
+    analyse_query,
+    guard_query,
+    set_limit_offset,
+    sparql_iri,
+    sparql_literal,
+)
+from kgteam.tools.types import ToolError, UnsafeQueryError
+
+
+@pytest.mark.parametrize(
+    "query",
+    [
+        "INSERT DATA { <http://a> <http://b> <http://c> }",
+        "DELETE WHERE { ?s ?p ?o }",
+        "delete { ?s ?p ?o } insert { ?s ?p 1 } where { ?s ?p ?o }",
+        "LOAD <http://example.org/data.ttl>",
+        "CLEAR ALL",
+        "CREATE GRAPH <http://g>",
+        "DROP SILENT GRAPH <http://g>",
+        "COPY <http://a> TO <http://b>",
+        "MOVE DEFAULT TO <http://b>",
+        "ADD <http://a> TO <http://b>",
+        "WITH <http://g> DELETE { ?s ?p ?o } WHERE { ?s ?p ?o }",
+        "SELECT * WHERE { SERVICE <http://dbpedia.org/sparql> { ?s ?p ?o } }",
+        "SELECT * WHERE { SERVICE SILENT <http://x> { ?s ?p ?o } }",
+        "PREFIX ex: <http://e/> SELECT * { ?s ?p ?o } ; DROP ALL",
+    ],
+)
+def test_updates_and_service_are_refused(query: str) -> None:
+    with pytest.raises(UnsafeQueryError):
+        guard_query(query, 10)
+
+
+def test_keywords_inside_strings_iris_comments_and_names_are_not_refused() -> None:
+    q = (
+        'PREFIX drop: <http://e/drop#>\n'
+        'SELECT ?insert WHERE { ?insert <http://e/DELETE> "DROP ALL; SERVICE <x>" . '
+        "?insert drop:load 'clear' . # INSERT DATA { }\n"
+        '?insert <http://e/p> """multi\nline LOAD""" }'
+    )
+    out = guard_query(q, 5)
+    assert out.rstrip().endswith("LIMIT 5")
+
+
+def test_syntax_errors_are_tool_errors_not_unsafe() -> None:
+    with pytest.raises(ToolError) as e:
+        guard_query("SELECT * WHERE { ?s ?p ", 10)
+    assert not isinstance(e.value, UnsafeQueryError)
+    assert "syntax" in str(e.value).lower()
+
+
+def test_limit_added_lowered_or_kept() -> None:
+    assert analyse_query("SELECT * WHERE { ?s ?p ?o }", 100).limit == 100
+    lowered = analyse_query("SELECT * WHERE { ?s ?p ?o } LIMIT 5000", 100)
+    assert lowered.limit == 100 and "LIMIT 100" in lowered.text and "5000" not in lowered.text
+    kept = analyse_query("SELECT * WHERE { ?s ?p ?o } LIMIT 7 OFFSET 3", 100)
+    assert (kept.limit, kept.offset) == (7, 3) and kept.text.endswith("LIMIT 7 OFFSET 3")
+    # a LIMIT inside a subquery is not the top-level one
+    sub = analyse_query("SELECT * WHERE { { SELECT ?s WHERE { ?s ?p ?o } LIMIT 9999 } }", 10)
+    assert "LIMIT 9999" in sub.text and sub.text.rstrip().endswith("LIMIT 10")
+    # a trailing comment cannot swallow the added LIMIT; a trailing VALUES stays last
+    commented = guard_query("SELECT * WHERE { ?s ?p ?o } # done", 3)
+    assert _run(commented) is not None
+    values = guard_query("SELECT * WHERE { ?s ?p ?o } VALUES ?s { <http://a> }", 3)
+    assert values.index("LIMIT 3") < values.index("VALUES")
+    assert analyse_query("ASK { ?s ?p ?o }", 10).limit is None
+    assert "LIMIT 4" in guard_query("CONSTRUCT WHERE { ?s ?p ?o }", 4)
+    assert "LIMIT 4" in guard_query("DESCRIBE <http://a>", 4)
+
+
+def test_set_limit_offset_pages_a_guarded_query() -> None:
+    q = guard_query("SELECT ?s WHERE { ?s ?p ?o } ORDER BY ?s", 100)
+    paged = set_limit_offset(q, 25, 50)
+    info = analyse_query(paged, None)
+    assert (info.limit, info.offset) == (25, 50)
+
+
+def _run(query: str):
+    return list(pyoxigraph.Store().query(query))
+
+
+@pytest.mark.parametrize(
+    "bad",
+    ["http://a> } DROP ALL #", "no-scheme", "http://a b", 'http://a"', "http://a{b}", "http://a\\b", "http://a\n",
+     "http://a|b", "http://a^b", "http://a`b", ""],
+)
+def test_sparql_iri_rejects_anything_that_could_break_out(bad: str) -> None:
+    with pytest.raises(ToolError):
+        sparql_iri(bad)
+
+
+def test_sparql_iri_accepts_real_iris() -> None:
+    for iri in ["http://example.org/e/Heat_(1995_film)", "urn:isbn:0451450523", "http://e/B%C3%A9c%2C"]:
+        assert sparql_iri(iri) == f"<{iri}>"
+
+
+@pytest.mark.parametrize(
+    "text",
+    ['plain', 'a "quoted" \\ backslash', "new\nline\ttab\r", '" } ; DROP ALL ; #', "\\u0022) } ", "ctrl\x01\x7f",
+     "Bécancour, Québec 🎬", "'single'"],
+)
+def test_sparql_literal_round_trips_exactly(text: str) -> None:
+    rows = _run(f"SELECT ?x WHERE {{ BIND({sparql_literal(text)} AS ?x) }}")
+    assert rows[0]["x"].value == text
+
+
+def test_sparql_literal_lang_and_datatype() -> None:
+    rows = _run(f"SELECT ?x ?y WHERE {{ BIND({sparql_literal('Hallo', lang='de-DE')} AS ?x) "
+                f"BIND({sparql_literal('5', datatype='http://www.w3.org/2001/XMLSchema#integer')} AS ?y) }}")
+    assert rows[0]["x"].language.lower() == "de-de"
+    assert rows[0]["y"].datatype.value.endswith("#integer")
+    with pytest.raises(ToolError):
+        sparql_literal("x", lang="en } DROP")
+    with pytest.raises(ToolError):
+        sparql_literal("x", datatype="http://x> . }")
