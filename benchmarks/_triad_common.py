@@ -1,0 +1,102 @@
+"""Shared helpers for the Triad benchmarks: sampling MetaQA, models, and running one question.
+
+Questions run through ``TeamRunner`` when the runtime is importable; otherwise through a small
+FIFO driver over the same playbook routes (``kgteam.agents.routing.route``), so the role
+pipeline can be measured on its own.
+"""
+
+from __future__ import annotations
+
+import json
+import random
+import time
+from collections import deque
+from pathlib import Path
+from typing import Any
+
+from kgteam.llm.base import ChatReply
+from kgteam.protocols.budgets import Budgets, BudgetUsage
+from kgteam.protocols.envelope import Envelope
+from kgteam.protocols.payloads import Answer, Question
+from kgteam.roles.base import BudgetView, ListTrace, RoleContext
+from kgteam.roles.playbooks import PLAYBOOKS, build_roles
+
+DATA = Path("/work/shared/data/metaqa")
+
+
+def sample_questions(hop: str, n: int, seed: int = 0) -> list[dict[str, Any]]:
+    path = DATA / hop / "dev_consistent.jsonl"
+    rows = [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
+    rng = random.Random(seed)
+    return rng.sample(rows, min(n, len(rows)))
+
+
+class NullModel:
+    """Every reply is unusable: measures the deterministic floor of the pipeline."""
+
+    name = "scripted-null"
+
+    async def chat(self, messages, *, role, json_schema=None, temperature=0.0, max_tokens=None) -> ChatReply:  # noqa: ANN001
+        prompt = sum(len(m.get("content") or "") for m in messages) // 4
+        return ChatReply(text="I am not sure.", prompt_tokens=prompt, completion_tokens=4, model=self.name)
+
+
+class CountingModel:
+    """Wraps a model to count calls and tokens (when no runtime accounting is in the loop)."""
+
+    def __init__(self, inner: Any):
+        self.inner = inner
+        self.name = getattr(inner, "name", "model")
+        self.calls = 0
+        self.prompt_tokens = 0
+        self.completion_tokens = 0
+        self.seconds = 0.0
+
+    async def chat(self, messages, **kw) -> ChatReply:  # noqa: ANN001, ANN003
+        t = time.perf_counter()
+        reply = await self.inner.chat(messages, **kw)
+        self.seconds += time.perf_counter() - t
+        self.calls += 1
+        self.prompt_tokens += reply.prompt_tokens
+        self.completion_tokens += reply.completion_tokens
+        return reply
+
+
+async def run_direct(question: str, model: Any, tools: Any, budgets: Budgets | None = None,
+                     trace: ListTrace | None = None) -> tuple[Answer | None, ListTrace]:
+    """Route messages of the triad playbook in FIFO order without the AutoGen runtime."""
+    from kgteam.agents.routing import route
+
+    pb = PLAYBOOKS["triad"]
+    roles = build_roles(pb)
+    budgets = budgets or pb.default_budgets
+    used = BudgetUsage()
+    trace = trace or ListTrace()
+    transcript: list[Envelope] = []
+    first = Envelope(session_id="bench", sender="user", payload=Question(text=question))
+    transcript.append(first)
+    queue: deque[tuple[Envelope, str]] = deque((first, r) for r in route(first, pb.routes))
+    turns = 0
+    while queue and turns < budgets.max_turns:
+        env, to = queue.popleft()
+        role = roles[to]
+        ctx = RoleContext(model=model, tools=tools, trace=trace, transcript=transcript,
+                          budgets=BudgetView(budgets, used), session_id="bench")
+        outs = await role.handle(env, ctx)
+        for payload in outs:
+            turns += 1
+            out = Envelope(session_id="bench", sender=to, payload=payload, parents=[env.id])
+            transcript.append(out)
+            if isinstance(payload, Answer):
+                return payload, trace
+            if payload.kind == "retry_signal":
+                used.retries += 1
+            for r in route(out, pb.routes):
+                queue.append((out, r))
+    return None, trace
+
+
+def hit_at_1(answer: Answer | None, gold: list[str]) -> bool:
+    if answer is None or not answer.values:
+        return False
+    return answer.values[0].label in set(gold)

@@ -1,0 +1,228 @@
+"""Advisor: the final answer from the selected query's results, or a retry, or the model's own word.
+
+A grounded answer lists the answer labels and carries the triples that connect the topic entity
+to each answer (re-queried with the chosen bindings) and the SPARQL. An empty result sends a
+``RetrySignal`` whose hint makes the next attempt differ (other hop count, wider K, tried
+combinations excluded). After the retry budget, the model answers from its own knowledge,
+marked ``grounded=False``.
+"""
+
+from __future__ import annotations
+
+from typing import Any, ClassVar
+
+from pydantic import BaseModel, Field
+
+from kgteam.prompts import fence
+from kgteam.protocols.envelope import Envelope
+from kgteam.protocols.evidence import Evidence, EvidenceQuery, EvidenceTriple
+from kgteam.protocols.payloads import (
+    Answer,
+    AnswerType,
+    AnswerValue,
+    Payload,
+    QueryCandidates,
+    QueryResult,
+    RetrySignal,
+    SparqlTemplate,
+)
+from kgteam.roles.base import Role, RoleContext
+from kgteam.roles.choice import fallback_keys, produce
+from kgteam.roles.transcript import all_of, current_question, latest
+from kgteam.roles.triad.hints import RetryHint
+from kgteam.roles.triad.templates import Chain, TemplateError, build_query, from_bindings, parse_chain
+from kgteam.tools.types import ToolError
+
+
+class AdvisorSettings(BaseModel):
+    use_model: bool = Field(True, description="let the model phrase grounded answers")
+    max_retries: int = Field(3, ge=0, description="Triad's T; the supervisor's max_retries also applies")
+    max_repairs: int = Field(1, ge=0, le=3)
+    max_evidence_triples: int = Field(60, ge=1)
+    max_listed: int = Field(25, ge=1, description="answer labels listed in the text")
+    own_knowledge: bool = Field(True, description="after the retries, answer from the model's own knowledge")
+
+
+class PhrasedAnswer(BaseModel):
+    answer: str = Field(min_length=1, max_length=2000)
+
+
+class OwnAnswer(BaseModel):
+    answers: list[str] = Field(default_factory=list, max_length=20)
+    answer: str = ""
+
+
+def _join(labels: list[str], limit: int) -> str:
+    shown = labels[:limit]
+    more = len(labels) - len(shown)
+    text = ", ".join(shown)
+    return text + (f" (and {more} more)" if more > 0 else "")
+
+
+class Advisor(Role):
+    name: ClassVar[str] = "advisor"
+    consumes: ClassVar[tuple[str, ...]] = ("query_result",)
+    produces: ClassVar[tuple[str, ...]] = ("answer", "retry_signal")
+    tools: ClassVar[tuple[str, ...]] = ("run_sparql", "labels_for")
+    prompts: ClassVar[tuple[str, ...]] = ("advisor_answer", "advisor_own_knowledge")
+    settings_model: ClassVar[type[BaseModel] | None] = AdvisorSettings
+
+    @property
+    def cfg(self) -> AdvisorSettings:
+        return self.settings if isinstance(self.settings, AdvisorSettings) else AdvisorSettings()
+
+    async def handle(self, message: Envelope, ctx: RoleContext) -> list[Payload]:
+        result = message.payload
+        assert isinstance(result, QueryResult)
+        question = current_question(ctx)
+        if result.rows:
+            answer = await self._grounded(ctx, result, question, phrase=self.cfg.use_model)
+            return [answer]
+        retries = len(all_of(ctx, RetrySignal))
+        budget_left = ctx.budgets.remaining("max_retries")
+        if retries < self.cfg.max_retries and budget_left > 0:
+            return [self._retry(ctx, result, retries + 1)]
+        return [await self._own_knowledge(ctx, question)]
+
+    async def finalize(self, ctx: RoleContext, reason: str) -> Answer | None:
+        """The last non-empty query result, answered without the model (budgets may be spent)."""
+        for env in reversed(ctx.transcript):
+            if isinstance(env.payload, QueryResult) and env.payload.rows:
+                return await self._grounded(ctx, env.payload, current_question(ctx), phrase=False)
+        return None
+
+    # ------------------------------------------------------------------ grounded
+    async def _grounded(self, ctx: RoleContext, result: QueryResult, question: str, *, phrase: bool) -> Answer:
+        var = result.variables[0] if result.variables else next(iter(result.rows[0]))
+        values: list[tuple[str, dict[str, Any]]] = []
+        seen: set[str] = set()
+        for row in result.rows:
+            term = row.get(var)
+            if term and term["value"] not in seen:
+                seen.add(term["value"])
+                values.append((term["value"], term))
+        iris = [v for v, t in values if t.get("type") == "uri"]
+        triples, chain_entity = await self._evidence(ctx, result)
+        labels = await ctx.tools.labels_for([*iris, *{t.subject for t in triples}, *{t.predicate for t in triples},
+                                             *{t.object for t in triples if not t.object_is_literal}])
+        for t in triples:
+            t.subject_label = labels.get(t.subject, t.subject)
+            t.predicate_label = labels.get(t.predicate, t.predicate)
+            t.object_label = t.object if t.object_is_literal else labels.get(t.object, t.object)
+        answer_values = [AnswerValue(label=labels.get(v, v) if t.get("type") == "uri" else v,
+                                     iri=v if t.get("type") == "uri" else None) for v, t in values]
+        names = [a.label for a in answer_values]
+        text = _join(names, self.cfg.max_listed)
+        if phrase and names:
+            text = await self._phrase(ctx, question, names, text)
+        return Answer(
+            text=text, values=answer_values, status="answered", grounded=True,
+            evidence=Evidence(triples=triples, queries=[EvidenceQuery(sparql=result.sparql, row_count=len(result.rows))]),
+            fallbacks=fallback_keys(getattr(ctx.trace, "events", [])),
+        )
+
+    async def _phrase(self, ctx: RoleContext, question: str, names: list[str], plain: str) -> str:
+        listed = names[: self.cfg.max_listed]
+
+        def validate(out: PhrasedAnswer) -> str | None:
+            missing = [n for n in listed if n.lower() not in out.answer.lower()]
+            if missing:
+                return f"the answer must name every result; missing: {missing[:5]}"
+            return None
+
+        res = await produce(ctx, role=self.instance_name, decision="answer", prompt="advisor_answer",
+                            output=PhrasedAnswer, values={"question": fence(question, tag="question"),
+                                                          "results": fence("\n".join(listed), tag="results")},
+                            validate=validate, fallback=lambda: PhrasedAnswer(answer=plain),
+                            max_repairs=self.cfg.max_repairs)
+        text = res.value.answer
+        if len(names) > len(listed):
+            text += f" (and {len(names) - len(listed)} more)"
+        return text
+
+    async def _evidence(self, ctx: RoleContext, result: QueryResult) -> tuple[list[EvidenceTriple], str | None]:
+        """Re-run the selected filling with every chain variable bound, to collect the path triples."""
+        cands = latest(ctx, QueryCandidates)
+        template = latest(ctx, SparqlTemplate)
+        if cands is None or cands.selected is None or template is None:
+            return [], None
+        chosen = cands.queries[cands.selected]
+        try:
+            chain: Chain = parse_chain(template.template)
+            entity, rels = from_bindings(chain, chosen.bindings)
+        except (TemplateError, KeyError):
+            return [], None
+        q = build_query(chain, entity, rels, all_vars=True)
+        try:
+            res = await ctx.tools.run_sparql(q, limit=self.cfg.max_evidence_triples * 2)
+        except ToolError:
+            return [], entity
+        triples: list[EvidenceTriple] = []
+        seen: set[tuple[str, str, str]] = set()
+        for row in res.rows:
+            prev = entity
+            for step, rel in zip(chain.steps, rels, strict=True):
+                term = row.get(step.target.lstrip("?"))
+                if term is None:
+                    break
+                lit = term.type == "literal"
+                s, o = (prev, term.value) if rel.direction == "out" else (term.value, prev)
+                key = (s, rel.iri, o)
+                if key not in seen:
+                    seen.add(key)
+                    triples.append(EvidenceTriple(subject=s, predicate=rel.iri, object=o,
+                                                  object_is_literal=lit and rel.direction == "out",
+                                                  object_datatype=term.datatype if lit else None))
+                prev = term.value
+            if len(triples) >= self.cfg.max_evidence_triples:
+                break
+        return triples[: self.cfg.max_evidence_triples], entity
+
+    # ------------------------------------------------------------------ retry
+    def _retry(self, ctx: RoleContext, result: QueryResult, attempt: int) -> RetrySignal:
+        """Each attempt changes something: hop count first, then a wider candidate set."""
+        templates = all_of(ctx, SparqlTemplate)
+        hops_now = len(templates[-1].relation_placeholders) if templates else 1
+        tried_hops = sorted({len(t.relation_placeholders) for t in templates})
+        tried = [q.bindings.get("combo", "") for c in all_of(ctx, QueryCandidates) for q in c.queries]
+        tried = [t for t in tried if t]
+        other = 2 if hops_now == 1 else 1
+        if result.error == "no_entity":
+            hint = RetryHint(note="no entity of the question was found in the label index; widen the search",
+                             k=4 * attempt, tried_hops=tried_hops)
+            phase = "linking"
+        elif other not in tried_hops:
+            hint = RetryHint(note=f"the {hops_now}-hop query returned nothing; try a {other}-hop reading",
+                             hops=other, tried_hops=tried_hops)
+            phase = "parsing"
+        else:
+            hint = RetryHint(note="every filling returned nothing; keep more candidates and skip tried ones",
+                             k=2 + 2 * attempt, exclude=tried, tried_hops=tried_hops)
+            phase = "linking"
+        ctx.trace.record("retry", role=self.instance_name, phase=phase, attempt=attempt, hint=hint.to_text())
+        return RetrySignal(phase=phase, reason=result.error or "empty_result", hint=hint.to_text(), attempt=attempt)
+
+    # ------------------------------------------------------------------ ungrounded
+    async def _own_knowledge(self, ctx: RoleContext, question: str) -> Answer:
+        atype = latest(ctx, AnswerType)
+        type_name = atype.type if atype else "resource"
+        fallbacks = fallback_keys(getattr(ctx.trace, "events", []))
+        if self.cfg.own_knowledge and self.cfg.use_model:
+            def validate(out: OwnAnswer) -> str | None:
+                if not (out.answer.strip() or out.answers):
+                    return "give an answer (or an empty list if you do not know)"
+                return None
+
+            res = await produce(ctx, role=self.instance_name, decision="own_knowledge",
+                                prompt="advisor_own_knowledge", output=OwnAnswer,
+                                values={"question": fence(question, tag="question"), "answer_type": type_name},
+                                validate=validate, fallback=lambda: None, max_repairs=self.cfg.max_repairs)
+            out: OwnAnswer | None = res.value
+            if out is not None and (out.answers or out.answer.strip()):
+                names = [a for a in out.answers if a.strip()] or [out.answer.strip()]
+                return Answer(text=f"{_join(names, self.cfg.max_listed)} (not found in the knowledge graph; "
+                                   "from the model's own knowledge, unverified)",
+                              values=[AnswerValue(label=n) for n in names], status="answered", grounded=False,
+                              fallbacks=fallback_keys(getattr(ctx.trace, "events", [])))
+        return Answer(text="I don't know: the knowledge graph returned nothing for this question.",
+                      status="unknown", grounded=False, fallbacks=fallbacks)

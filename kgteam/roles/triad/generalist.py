@@ -1,0 +1,118 @@
+"""Generalist: question -> triple patterns, a placeholder SPARQL template and the answer type.
+
+The model parses with three worked examples; its parse is accepted only when the template is a
+placeholder-only chain, the mention is one the label index knows in this question, and the hop
+count agrees with the question's relation cues when those are unambiguous. Otherwise the
+deterministic parser (exact label spotting + cue analysis) decides.
+"""
+
+from __future__ import annotations
+
+from typing import ClassVar
+
+from pydantic import BaseModel, Field
+
+from kgteam.prompts import fence
+from kgteam.protocols.envelope import Envelope
+from kgteam.protocols.payloads import (
+    AnswerType,
+    AnswerTypeName,
+    Payload,
+    RetrySignal,
+    SparqlTemplate,
+    TriplePattern,
+    TriplePatterns,
+)
+from kgteam.roles.base import Role, RoleContext
+from kgteam.roles.choice import produce
+from kgteam.roles.transcript import current_question
+from kgteam.roles.triad.hints import RetryHint, parse_hint
+from kgteam.roles.triad.parsing import Mention, ParsePlan, analyse, normalise, spot_mentions, strip_brackets
+from kgteam.roles.triad.templates import TemplateError, chain_template, parse_chain
+
+
+class GeneralistSettings(BaseModel):
+    use_model: bool = True
+    max_repairs: int = Field(1, ge=0, le=3)
+    max_hops: int = Field(2, ge=1, le=2, description="the decision maker fills chains of 1-2 hops")
+
+
+class ParseOutput(BaseModel):
+    """What the model must return for a parse."""
+
+    mention: str = Field(description="the entity name exactly as written in the question")
+    patterns: list[TriplePattern] = Field(min_length=1, max_length=3)
+    template: str
+    answer_type: AnswerTypeName
+
+
+class Generalist(Role):
+    name: ClassVar[str] = "generalist"
+    consumes: ClassVar[tuple[str, ...]] = ("question", "retry_signal")
+    produces: ClassVar[tuple[str, ...]] = ("triple_patterns", "answer_type", "sparql_template")
+    tools: ClassVar[tuple[str, ...]] = ("search_entities",)
+    prompts: ClassVar[tuple[str, ...]] = ("generalist_parse",)
+    settings_model: ClassVar[type[BaseModel] | None] = GeneralistSettings
+
+    @property
+    def cfg(self) -> GeneralistSettings:
+        return self.settings if isinstance(self.settings, GeneralistSettings) else GeneralistSettings()
+
+    async def handle(self, message: Envelope, ctx: RoleContext) -> list[Payload]:
+        hint = parse_hint(message.payload.hint) if isinstance(message.payload, RetrySignal) else RetryHint()
+        question = current_question(ctx, message)
+        plain = strip_brackets(question)
+        mentions = await spot_mentions(question, ctx.tools)
+        det = analyse(question, mentions[0] if mentions else None, force_hops=hint.hops)
+        det.hops = min(det.hops, self.cfg.max_hops)
+        plan = det
+        if self.cfg.use_model:
+            plan = await self._model_parse(ctx, question, plain, mentions, det, hint)
+        template = chain_template(plan.hops)
+        ctx.trace.record("parse", role=self.instance_name, mention=plan.mention.text if plan.mention else None,
+                         hops=plan.hops, answer_type=plan.answer_type)
+        return [
+            TriplePatterns(patterns=plan.patterns()),
+            AnswerType(type=plan.answer_type, is_list=True),
+            SparqlTemplate(template=template, entity_placeholders=["E0"],
+                           relation_placeholders=[f"R{i}" for i in range(plan.hops)]),
+        ]
+
+    async def _model_parse(self, ctx: RoleContext, question: str, plain: str, mentions: list[Mention],
+                           det: ParsePlan, hint: RetryHint) -> ParsePlan:
+        known = {normalise(m.text): m for m in mentions}
+        cue_sure = det.phrases[0] != "?relation" and hint.hops is None
+
+        def validate(out: ParseOutput) -> str | None:
+            if normalise(out.mention) not in normalise(plain):
+                return f"mention {out.mention!r} does not occur in the question"
+            if known and normalise(out.mention) not in known:
+                return f"mention must be one of the known entity names: {sorted(m.text for m in mentions)}"
+            try:
+                chain = parse_chain(out.template, max_hops=self.cfg.max_hops)
+            except TemplateError as exc:
+                return str(exc)
+            if len(out.patterns) != chain.hops:
+                return f"{len(out.patterns)} triple pattern(s) but the template has {chain.hops}"
+            if hint.hops is not None and chain.hops != hint.hops:
+                return f"this retry needs a {hint.hops}-hop template"
+            if cue_sure and chain.hops != det.hops:
+                return f"the question's wording implies {det.hops} hop(s), not {chain.hops}"
+            return None
+
+        retry_note = ""
+        if hint.note or hint.hops:
+            retry_note = "A previous attempt failed: " + fence(hint.to_text(), tag="retry_hint")
+        result = await produce(
+            ctx, role=self.instance_name, decision="parse", prompt="generalist_parse", output=ParseOutput,
+            values={"question": fence(question, tag="question"), "retry_note": retry_note,
+                    "max_hops": self.cfg.max_hops},
+            validate=validate, fallback=lambda: None, max_repairs=self.cfg.max_repairs,
+        )
+        if result.source != "llm" or result.value is None:
+            return det
+        out: ParseOutput = result.value
+        chain = parse_chain(out.template, max_hops=self.cfg.max_hops)
+        mention = known.get(normalise(out.mention)) or Mention(out.mention, 0, 0, [])
+        phrases = [p.predicate for p in out.patterns][: chain.hops]
+        return ParsePlan(mention, chain.hops, out.answer_type, phrases)

@@ -1,0 +1,136 @@
+"""SPARQL templates with placeholders, and how they become real queries.
+
+The generalist writes templates such as
+``SELECT DISTINCT ?x2 WHERE { <E0> <R0> ?x1 . ?x1 <R1> ?x2 . FILTER(?x2 != <E0>) }``.
+Only chains that start at one entity placeholder are accepted: that is what the decision maker
+can fill by traversal. The direction written in the template is not trusted; each relation
+candidate carries the direction it was *observed* in the KG, and the query is rebuilt from that.
+IRIs are inserted through ``sparql_iri`` (checked), never spliced as raw text.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from kgteam.tools.sparql_guard import sparql_iri
+
+_TERM = r"(<E\d+>|\?[A-Za-z_]\w*)"
+_TRIPLE = re.compile(_TERM + r"\s+<(R\d+)>\s+" + _TERM)
+_SELECT = re.compile(r"SELECT\s+(?:DISTINCT\s+)?(\?[A-Za-z_]\w*)", re.IGNORECASE)
+_ANGLE = re.compile(r"<([^<>\s]*)>")
+_PLACEHOLDER = re.compile(r"^[ER]\d+$")
+
+
+@dataclass(frozen=True)
+class Step:
+    relation: str  # placeholder, e.g. "R0"
+    source: str  # term nearer the entity ("<E0>" or "?x1")
+    target: str
+
+
+@dataclass(frozen=True)
+class Chain:
+    entity: str  # "E0"
+    steps: tuple[Step, ...]
+    answer: str  # the selected variable, e.g. "?x2"
+
+    @property
+    def hops(self) -> int:
+        return len(self.steps)
+
+
+class TemplateError(ValueError):
+    pass
+
+
+def chain_template(hops: int) -> str:
+    """The canonical template for a ``hops``-long chain from ``<E0>``."""
+    if hops < 1:
+        raise ValueError("hops must be >= 1")
+    parts, prev = [], "<E0>"
+    for i in range(hops):
+        var = f"?x{i + 1}"
+        parts.append(f"{prev} <R{i}> {var} .")
+        prev = var
+    return f"SELECT DISTINCT {prev} WHERE {{ {' '.join(parts)} FILTER({prev} != <E0>) }}"
+
+
+def parse_chain(template: str, *, max_hops: int = 3) -> Chain:
+    """Validate a template and read it as a chain; raises :class:`TemplateError` with a reason."""
+    for inner in _ANGLE.findall(template):
+        if not _PLACEHOLDER.match(inner):
+            raise TemplateError(f"template must use placeholders like <E0>, <R0> only, found <{inner}>")
+    if "http" in template.lower() or ":" in re.sub(r"\?[A-Za-z_]\w*|<[ER]\d+>", "", template.split("WHERE", 1)[-1]):
+        raise TemplateError("template must not contain IRIs or prefixed names")
+    m = _SELECT.search(template)
+    if not m:
+        raise TemplateError("template needs 'SELECT ?var WHERE { ... }'")
+    answer = m.group(1)
+    triples = _TRIPLE.findall(template)
+    if not triples:
+        raise TemplateError("template has no triple pattern '<E0> <R0> ?x'")
+    if len(triples) > max_hops:
+        raise TemplateError(f"template has {len(triples)} triple patterns; at most {max_hops}")
+    entities = {t for s, _, o in triples for t in (s, o) if t.startswith("<E")}
+    if entities != {"<E0>"}:
+        raise TemplateError("template must be a chain starting at exactly one entity <E0>")
+    # walk the chain from <E0>, ignoring written direction
+    remaining = list(triples)
+    node, steps, seen_rel = "<E0>", [], set()
+    while remaining:
+        nxt = next((t for t in remaining if node in (t[0], t[2])), None)
+        if nxt is None:
+            raise TemplateError("template triples do not form one chain from <E0>")
+        remaining.remove(nxt)
+        s, rel, o = nxt
+        if rel in seen_rel:
+            raise TemplateError(f"relation placeholder {rel} used twice")
+        seen_rel.add(rel)
+        other = o if s == node else s
+        steps.append(Step(rel, node, other))
+        node = other
+    if node != answer:
+        raise TemplateError(f"the selected variable {answer} must be the end of the chain ({node})")
+    return Chain("E0", tuple(steps), answer)
+
+
+@dataclass(frozen=True)
+class Binding:
+    """A filled placeholder: relation IRIs carry the direction they were observed in."""
+
+    iri: str
+    direction: str = "out"  # "out": source -> target; "in": target -> source
+
+
+def build_query(chain: Chain, entity_iri: str, relations: list[Binding], *, all_vars: bool = False) -> str:
+    """A runnable SELECT for ``chain`` with the given entity and relations (one per step)."""
+    if len(relations) != chain.hops:
+        raise ValueError(f"need {chain.hops} relation(s), got {len(relations)}")
+    ent = sparql_iri(entity_iri)
+
+    def term(t: str) -> str:
+        return ent if t == "<E0>" else t
+
+    patterns = []
+    for step, rel in zip(chain.steps, relations, strict=True):
+        pred = sparql_iri(rel.iri)
+        a, b = term(step.source), term(step.target)
+        patterns.append(f"{a} {pred} {b} ." if rel.direction == "out" else f"{b} {pred} {a} .")
+    variables = [s.target for s in chain.steps] if all_vars else [chain.answer]
+    return (f"SELECT DISTINCT {' '.join(variables)} WHERE {{ {' '.join(patterns)} "
+            f"FILTER({chain.answer} != {ent}) }}")
+
+
+def bindings_dict(chain: Chain, entity_iri: str, relations: list[Binding]) -> dict[str, str]:
+    """Placeholder -> IRI, plus ``dir:R0`` entries so a consumer can rebuild the query."""
+    out = {chain.entity: entity_iri}
+    for step, rel in zip(chain.steps, relations, strict=True):
+        out[step.relation] = rel.iri
+        out[f"dir:{step.relation}"] = rel.direction
+    return out
+
+
+def from_bindings(chain: Chain, bindings: dict[str, str]) -> tuple[str, list[Binding]]:
+    rels = [Binding(bindings[s.relation], bindings.get(f"dir:{s.relation}", "out")) for s in chain.steps]
+    return bindings[chain.entity], rels

@@ -1,0 +1,33 @@
+"""Real small KGs for the role tests: a hand-written MetaQA-format KB and the bundled demo KG."""
+
+from __future__ import annotations
+
+import pytest
+from roles_helpers import SMALL_KB
+
+from kgteam.tools.kg_tools import KGTools
+
+
+@pytest.fixture(scope="session")
+def small_tools(tmp_path_factory: pytest.TempPathFactory) -> KGTools:
+    from kgteam.tools.kg import open_kg
+    from kgteam.tools.loading.builder import build_kg
+
+    home = tmp_path_factory.mktemp("roles_kg_home")
+    src = home / "small_kb.txt"
+    src.write_text(SMALL_KB, encoding="utf-8")
+    build_kg([src], "small", home=home, format="metaqa", progress=False)
+    tools = KGTools.from_kg(open_kg("small", home=home))
+    yield tools
+    tools.close()
+
+
+@pytest.fixture(scope="session")
+def demo_tools(tmp_path_factory: pytest.TempPathFactory) -> KGTools:
+    """The bundled MetaQA demo KG (about 10 s to build once per session)."""
+    from kgteam.tools.kg import ensure_demo_kg
+
+    kg = ensure_demo_kg(home=tmp_path_factory.mktemp("roles_demo_home"))
+    tools = KGTools.from_kg(kg)
+    yield tools
+    tools.close()

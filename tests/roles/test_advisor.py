@@ -1,0 +1,84 @@
+"""Advisor: grounded answers with evidence, typed retries with hints, then the model's own word."""
+
+from __future__ import annotations
+
+import json
+
+from roles_helpers import E, R, add, decisions, env, make_ctx, null_model
+
+from kgteam.llm.scripted import ScriptedModel
+from kgteam.protocols.budgets import Budgets, BudgetUsage
+from kgteam.protocols.payloads import Answer, Question, RetrySignal
+from kgteam.roles.triad.advisor import Advisor, AdvisorSettings
+from kgteam.roles.triad.decision_maker import DecisionMaker
+from kgteam.roles.triad.generalist import Generalist, GeneralistSettings
+from kgteam.roles.triad.hints import parse_hint
+
+
+async def _through_dm(question, tools, model, transcript=None, *, used=None):
+    transcript = transcript if transcript is not None else []
+    q = add(transcript, [Question(text=question)], "user")[0]
+    ctx = make_ctx(model, tools, transcript, used=used)
+    parsed = await Generalist(GeneralistSettings(use_model=False)).handle(q, ctx)
+    tpl = add(transcript, parsed, "generalist")[-1]
+    dm_out = await DecisionMaker().handle(tpl, ctx)
+    result = add(transcript, dm_out, "decision_maker")[-1]
+    return ctx, result
+
+
+async def test_grounded_answer_lists_labels_with_evidence(small_tools):
+    model = ScriptedModel().add("advisor", None, lambda m: json.dumps(
+        {"answer": "Temuera Morrison acted in Tracker, Once Were Warriors and River Queen."}))
+    ctx, result = await _through_dm("what movies did Temuera Morrison act in", small_tools, model)
+    [answer] = await Advisor().handle(result, ctx)
+    assert isinstance(answer, Answer) and answer.grounded and answer.status == "answered"
+    assert {v.label for v in answer.values} == {"Tracker", "Once Were Warriors", "River Queen"}
+    assert {v.iri for v in answer.values} == {E + "Tracker", E + "Once%20Were%20Warriors", E + "River%20Queen"}
+    assert all(v.label in answer.text for v in answer.values)
+    triples = {(t.subject_label, t.predicate, t.object_label) for t in answer.evidence.triples}
+    assert ("River Queen", R + "starred_actors", "Temuera Morrison") in triples
+    assert answer.evidence.queries and answer.evidence.queries[0].row_count == 3
+
+
+async def test_phrasing_that_drops_a_result_is_not_used(small_tools):
+    model = ScriptedModel().add("advisor", None, json.dumps({"answer": "He acted in Tracker."}))
+    ctx, result = await _through_dm("what movies did Temuera Morrison act in", small_tools, model)
+    [answer] = await Advisor().handle(result, ctx)
+    assert all(v.label in answer.text for v in answer.values)
+    assert decisions(ctx.trace, role="advisor", decision="answer")[0]["source"] == "fallback"
+
+
+async def test_two_hop_evidence_connects_topic_to_answer(small_tools):
+    ctx, result = await _through_dm("who directed the films that Ray Winstone acted in", small_tools,
+                                    null_model())
+    [answer] = await Advisor(AdvisorSettings(use_model=False)).handle(result, ctx)
+    assert [v.label for v in answer.values] == ["Ian Sharp"]
+    readable = {t.readable() for t in answer.evidence.triples}
+    assert readable == {"(Tracker, starred actors, Ray Winstone)", "(Tracker, directed by, Ian Sharp)"}
+
+
+async def test_empty_result_sends_a_retry_with_a_hint(small_tools):
+    ctx, result = await _through_dm("which films share the same director as Lone Film", small_tools,
+                                    ScriptedModel())
+    [signal] = await Advisor().handle(result, ctx)
+    assert isinstance(signal, RetrySignal) and signal.reason == "empty_result" and signal.attempt == 1
+    hint = parse_hint(signal.hint)
+    assert signal.phase == "parsing" and hint.hops == 1 and hint.note
+
+
+async def test_after_the_retry_budget_the_model_answers_ungrounded(small_tools):
+    model = ScriptedModel().add("advisor", None, json.dumps({"answers": ["Stanley Kubrick"], "answer": "Kubrick"}))
+    ctx, result = await _through_dm("which films share the same director as Lone Film", small_tools, model,
+                                    used=BudgetUsage(retries=3))
+    ctx.budgets.limits = Budgets(max_retries=3)
+    [answer] = await Advisor().handle(result, ctx)
+    assert isinstance(answer, Answer) and answer.grounded is False
+    assert answer.values[0].label == "Stanley Kubrick" and "not found in the knowledge graph" in answer.text
+
+
+async def test_finalize_returns_best_grounded_answer_or_none(small_tools):
+    ctx, _ = await _through_dm("what movies did Temuera Morrison act in", small_tools, ScriptedModel())
+    answer = await Advisor().finalize(ctx, "max_llm_calls")
+    assert answer is not None and answer.grounded and len(answer.values) == 3
+    empty_ctx = make_ctx(ScriptedModel(), small_tools, [env(Question(text="x"))])
+    assert await Advisor().finalize(empty_ctx, "max_turns") is None

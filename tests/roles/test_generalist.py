@@ -1,0 +1,103 @@
+"""Generalist: placeholder templates only; the model's parse is checked; a parser backs it up."""
+
+from __future__ import annotations
+
+import json
+
+from roles_helpers import decisions, env, make_ctx
+
+from kgteam.llm.scripted import ScriptedModel
+from kgteam.protocols.payloads import AnswerType, Question, RetrySignal, SparqlTemplate, TriplePatterns
+from kgteam.roles.triad.generalist import Generalist, GeneralistSettings
+from kgteam.roles.triad.hints import RetryHint
+from kgteam.roles.triad.parsing import analyse, spot_mentions
+from kgteam.roles.triad.templates import TemplateError, chain_template, parse_chain
+
+
+def _by_kind(payloads):
+    return {p.kind: p for p in payloads}
+
+
+async def test_label_spotting_finds_the_longest_exact_span(small_tools):
+    found = await spot_mentions("which movies did Temuera Morrison act in", small_tools)
+    assert found[0].text == "Temuera Morrison"
+    found = await spot_mentions("what movies share the director of [Once Were Warriors]", small_tools)
+    assert found[0].text == "Once Were Warriors" and found[0].bracketed
+
+
+def test_cue_analysis_counts_hops():
+    assert analyse("who directed Tracker", None).hops == 1
+    assert analyse("who directed the films written by Nathan Cole", None).hops == 2
+    assert analyse("which films have the same director as Tracker", None).hops == 2
+    assert analyse("who co-starred with Ray Winstone", None).hops == 2
+    assert analyse("when was Tracker released", None).answer_type == "date"
+
+
+def test_templates_reject_iris_and_non_chains():
+    assert parse_chain(chain_template(2)).hops == 2
+    for bad in (
+        "SELECT ?x WHERE { <http://example.org/metaqa/e/Tracker> <R0> ?x }",
+        "SELECT ?x WHERE { <E0> <R0> ?x . <E1> <R1> ?x }",
+        "SELECT ?y WHERE { <E0> <R0> ?x }",
+        "SELECT ?x WHERE { <E0> dbo:director ?x }",
+    ):
+        try:
+            parse_chain(bad)
+        except TemplateError:
+            continue
+        raise AssertionError(f"accepted {bad}")
+
+
+async def test_deterministic_parse_without_model(small_tools):
+    role = Generalist(GeneralistSettings(use_model=False))
+    ctx = make_ctx(ScriptedModel(), small_tools)
+    out = _by_kind(await role.handle(env(Question(text="what are the release years of the films directed by "
+                                                      "Ian Sharp")), ctx))
+    assert out["triple_patterns"].patterns[0].subject == "Ian Sharp"
+    assert out["sparql_template"].relation_placeholders == ["R0", "R1"]
+    assert "http" not in out["sparql_template"].template
+    assert out["answer_type"].type == "date"
+
+
+async def test_valid_model_parse_is_used(small_tools):
+    reply = {"mention": "Tracker", "patterns": [{"subject": "Tracker", "predicate": "directed by", "object": "?x1"}],
+             "template": "SELECT DISTINCT ?x1 WHERE { <E0> <R0> ?x1 . FILTER(?x1 != <E0>) }",
+             "answer_type": "resource"}
+    model = ScriptedModel().add("generalist", None, json.dumps(reply))
+    ctx = make_ctx(model, small_tools)
+    out = _by_kind(await Generalist().handle(env(Question(text="who directed Tracker")), ctx))
+    assert out["triple_patterns"].patterns[0].predicate == "directed by"
+    [ev] = decisions(ctx.trace, role="generalist")
+    assert ev["source"] == "llm"
+
+
+async def test_iri_in_template_is_repaired_then_parser_decides(small_tools):
+    bad = {"mention": "Tracker", "patterns": [{"subject": "Tracker", "predicate": "director", "object": "?x"}],
+           "template": "SELECT ?x WHERE { <http://example.org/metaqa/e/Tracker> <R0> ?x }",
+           "answer_type": "resource"}
+    model = ScriptedModel().add("generalist", None, [json.dumps(bad), "sure, here it is: SELECT ..."])
+    ctx = make_ctx(model, small_tools)
+    out = await Generalist().handle(env(Question(text="who directed Tracker")), ctx)
+    kinds = [p.kind for p in out]
+    assert kinds == ["triple_patterns", "answer_type", "sparql_template"]
+    tpl = out[2]
+    assert isinstance(tpl, SparqlTemplate) and "http" not in tpl.template
+    assert isinstance(out[0], TriplePatterns) and out[0].patterns[0].subject == "Tracker"
+    assert isinstance(out[1], AnswerType)
+    assert len(model.calls) == 2  # bounded: first try + one repair
+    assert "placeholders" in model.calls[1].messages[-1]["content"]
+    [ev] = decisions(ctx.trace, role="generalist")
+    assert ev["source"] == "fallback" and ev["attempts"] == 2
+
+
+async def test_retry_hint_forces_a_different_hop_count(small_tools):
+    one_hop = {"mention": "Tracker", "patterns": [{"subject": "Tracker", "predicate": "director", "object": "?x1"}],
+               "template": "SELECT DISTINCT ?x1 WHERE { <E0> <R0> ?x1 . FILTER(?x1 != <E0>) }",
+               "answer_type": "resource"}
+    model = ScriptedModel().add("generalist", None, json.dumps(one_hop))  # keeps proposing 1 hop
+    q = env(Question(text="who directed Tracker"))
+    ctx = make_ctx(model, small_tools, [q])
+    sig = RetrySignal(phase="parsing", reason="empty_result", hint=RetryHint(hops=2).to_text())
+    out = await Generalist().handle(env(sig, "advisor"), ctx)
+    assert out[2].relation_placeholders == ["R0", "R1"]  # the hint wins over the stubborn model
+    assert decisions(ctx.trace, role="generalist")[0]["source"] == "fallback"

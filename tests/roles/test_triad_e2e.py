@@ -1,0 +1,146 @@
+"""Triad end to end through the runtime (TeamRunner) with a scripted model."""
+
+from __future__ import annotations
+
+import json
+import re
+
+import pytest
+from roles_helpers import E, R, pick
+
+from kgteam.agents.team import TeamRunner
+from kgteam.llm.scripted import ScriptedModel
+from kgteam.protocols.payloads import QueryCandidates, RetrySignal, SparqlTemplate
+from kgteam.roles.base import ListTrace
+from kgteam.roles.playbooks import PLAYBOOKS, build_roles
+from kgteam.roles.triad.hints import parse_hint
+
+ONE_HOP = "what movies did [Temuera Morrison] act in"
+TWO_HOP = "what are the languages spoken in the films directed by [Joel Zwick]"
+
+
+def _parse(mention: str, hops: list[str], atype: str = "resource") -> str:
+    patterns, prev = [], mention
+    for i, phrase in enumerate(hops):
+        patterns.append({"subject": prev, "predicate": phrase, "object": f"?x{i + 1}"})
+        prev = f"?x{i + 1}"
+    triples = " ".join(f"{'<E0>' if i == 0 else f'?x{i}'} <R{i}> ?x{i + 1} ." for i in range(len(hops)))
+    template = f"SELECT DISTINCT {prev} WHERE {{ {triples} FILTER({prev} != <E0>) }}"
+    return json.dumps({"mention": mention, "patterns": patterns, "template": template, "answer_type": atype})
+
+
+def _phrase(messages) -> str:
+    user = messages[-1]["content"] if messages[-1]["role"] == "user" else messages[1]["content"]
+    block = re.search(r"<<<results\n(.*?)\nresults>>>", user, re.DOTALL)
+    names = block.group(1).splitlines() if block else []
+    return json.dumps({"answer": "The answer: " + ", ".join(names) + "."})
+
+
+def good_model() -> ScriptedModel:
+    return (ScriptedModel()
+            .add("generalist", "Temuera Morrison", _parse("Temuera Morrison", ["acted in"]))
+            .add("generalist", "Joel Zwick", _parse("Joel Zwick", ["directed", "language"]))
+            .add("decision_maker", "Candidate entities", pick("Temuera Morrison", "Joel Zwick"))
+            .add("decision_maker", "step 1", pick("starred actors", "directed by"))
+            .add("decision_maker", "step 2", pick("in language"))
+            .add("decision_maker", "Candidate queries", pick("in language", "starred actors", k=1))
+            .add("advisor", None, _phrase))
+
+
+def runner(model, tools, trace=None) -> TeamRunner:
+    pb = PLAYBOOKS["triad"]
+    return TeamRunner(build_roles(pb), pb.routes, model, tools, pb.default_budgets, entry_role=pb.entry,
+                      answer_role=pb.answer_role, trace=trace)
+
+
+@pytest.mark.slow
+async def test_one_hop_exact_answers_and_evidence(demo_tools):
+    model = good_model()
+    trace = ListTrace()
+    answer = await runner(model, demo_tools, trace).ask(ONE_HOP)
+    assert answer.status == "answered" and answer.grounded and answer.stopped_by == "done"
+    assert {v.label for v in answer.values} == {"Once Were Warriors", "River Queen", "Tracker"}
+    assert {v.iri for v in answer.values} == {E + "Once%20Were%20Warriors", E + "River%20Queen", E + "Tracker"}
+    assert all(v.label in answer.text for v in answer.values)
+    triples = {(t.subject, t.predicate, t.object) for t in answer.evidence.triples}
+    assert (E + "Tracker", R + "starred_actors", E + "Temuera%20Morrison") in triples
+    assert all(t.subject_label and t.object_label for t in answer.evidence.triples)
+    assert "starred_actors" in answer.evidence.queries[0].sparql
+    assert answer.cost.llm_calls <= 7
+    assert answer.fallbacks == []
+
+
+@pytest.mark.slow
+async def test_two_hop_exact_answers_and_evidence(demo_tools):
+    model = good_model()
+    trace = ListTrace()
+    answer = await runner(model, demo_tools, trace).ask(TWO_HOP)
+    assert answer.grounded and [v.label for v in answer.values] == ["Greek"]
+    readable = {t.readable() for t in answer.evidence.triples}
+    assert any(r.endswith(", directed by, Joel Zwick)") for r in readable)
+    assert any(r.endswith(", in language, Greek)") for r in readable)
+    assert answer.cost.llm_calls <= 7
+    llm = [e for e in trace.events if e["event"] == "decision" and e["source"] == "llm"]
+    assert {e["role"] for e in llm} >= {"generalist", "decision_maker", "advisor"}
+
+
+@pytest.mark.slow
+async def test_invalid_output_is_repaired_then_falls_back_visibly(demo_tools):
+    iri_template = json.dumps({"mention": "Joel Zwick", "patterns": [{"subject": "Joel Zwick", "predicate": "d",
+                                                                      "object": "?x"}],
+                               "template": f"SELECT ?x WHERE {{ <{E}Joel%20Zwick> <R0> ?x }}",
+                               "answer_type": "resource"})
+    inject = json.dumps({"chosen": [R + "has_tags"]})
+    model = (ScriptedModel()
+             .add("generalist", None, iri_template)
+             .add("decision_maker", None, inject)
+             .add("advisor", None, "Greek, obviously"))
+    trace = ListTrace()
+    answer = await runner(model, demo_tools, trace).ask(TWO_HOP)
+    assert answer.grounded and [v.label for v in answer.values] == ["Greek"]
+    parse = [e for e in trace.events if e["event"] == "decision" and e["role"] == "generalist"]
+    assert parse[0]["source"] == "fallback" and parse[0]["attempts"] == 2  # one try + one bounded repair
+    assert "placeholders" in parse[0]["errors"][0]
+    assert "generalist.parse" in answer.fallbacks
+    assert any(f.startswith("decision_maker.relations") for f in answer.fallbacks)
+    assert "advisor.answer" in answer.fallbacks
+    assert "has_tags" not in answer.evidence.queries[0].sparql
+
+
+async def test_empty_result_retries_with_a_hint_and_a_different_query(small_tools):
+    model = ScriptedModel().add("*", None, "no idea")  # everything by fallback
+    runner_ = runner(model, small_tools)
+    answer = await runner_.ask("which films share the same director as Lone Film")
+    transcript = runner_.last_run.transcript
+    signals = [e.payload for e in transcript if isinstance(e.payload, RetrySignal)]
+    assert signals and signals[0].reason == "empty_result"
+    assert parse_hint(signals[0].hint).hops == 1
+    templates = [e.payload for e in transcript if isinstance(e.payload, SparqlTemplate)]
+    assert [len(t.relation_placeholders) for t in templates] == [2, 1]
+    cands = [e.payload for e in transcript if isinstance(e.payload, QueryCandidates)]
+    first = {q.sparql for q in cands[0].queries}
+    assert cands[1].selected is not None and cands[1].queries[cands[1].selected].sparql not in first
+    assert answer.grounded and [v.label for v in answer.values] == ["Solo Director"]
+
+
+async def test_chat_follow_up_is_contextualized(small_tools):
+    model = ScriptedModel().add("*", None, "no idea")  # everything by fallback
+    runner_ = runner(model, small_tools)
+    first = await runner_.ask("who acted in Once Were Warriors", session_id="chat")
+    assert [v.label for v in first.values] == ["Temuera Morrison"]
+    second = await runner_.ask("and what other films did he act in?", session_id="chat")
+    questions = [e.payload for e in runner_.last_run.transcript if e.sender == "contextualizer"]
+    assert questions[0].text == "what other films did Temuera Morrison act in?"
+    assert {v.label for v in second.values} == {"Tracker", "Once Were Warriors", "River Queen"}
+
+
+async def test_llm_budget_stop_still_gives_the_grounded_answer_so_far(small_tools):
+    from kgteam.protocols.budgets import Budgets
+
+    pb = PLAYBOOKS["triad"]
+    model = ScriptedModel().add("*", None, "no idea")
+    team = TeamRunner(build_roles(pb), pb.routes, model, small_tools, Budgets(max_llm_calls=6),
+                      entry_role=pb.entry, answer_role=pb.answer_role)
+    answer = await team.ask("who directed Tracker")
+    assert answer.stopped_by == "max_llm_calls"
+    assert answer.grounded and [v.label for v in answer.values] == ["Ian Sharp"]  # from Advisor.finalize
