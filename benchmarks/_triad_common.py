@@ -21,7 +21,7 @@ from kgteam.protocols.payloads import Answer, Question
 from kgteam.roles.base import BudgetView, ListTrace, RoleContext
 from kgteam.roles.playbooks import PLAYBOOKS, build_roles
 
-DATA = Path("/work/shared/data/metaqa")
+DATA = Path(__file__).resolve().parents[1].parent / "shared" / "data" / "metaqa"
 
 
 def sample_questions(hop: str, n: int, seed: int = 0) -> list[dict[str, Any]]:

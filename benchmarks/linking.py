@@ -34,8 +34,6 @@ from kgteam.tools.backends.tantivy_index import TantivyLabelIndex, TantivyLabelI
 from kgteam.tools.text_normalize import normalize_label
 
 DATA = Path(__file__).resolve().parents[1].parent / "shared" / "data"
-if not DATA.exists():
-    DATA = Path("/work/shared/data")
 
 _VALUES = re.compile(r"VALUES\s+\?x0\s*\{\s*<([^>]+)>\s*\}")
 _ALPHABET = "abcdefghijklmnopqrstuvwxyz"

@@ -38,7 +38,7 @@ from kgteam.llm.base import ChatMessage
 from kgteam.llm.scripted import ScriptedModel
 from kgteam.protocols.budgets import Budgets
 
-DATA = Path(os.environ.get("KGTEAM_SHARED_DATA", "/work/shared/data")) / "metaqa"
+DATA = Path(os.environ.get("KGTEAM_SHARED_DATA", Path(__file__).resolve().parents[1].parent / "shared" / "data")) / "metaqa"
 _FENCED_QUESTION = re.compile(r"<<<question\n(.*?)\nquestion>>>", re.DOTALL)
 _OPTION = re.compile(r"^o(\d+): ", re.MULTILINE)
 
