@@ -25,16 +25,17 @@ from kgteam.config.defaults import DEMO_QUESTIONS
 from kgteam.protocols.envelope import Envelope
 
 REAL_MODEL_HINT = """\
-The embedded model is SmolLM2-135M: tiny, it proves the pipeline runs end to end on a laptop,
-but on its own it picks badly — most of the work above was done by retrieval and deterministic
-scoring, and answers can be wrong. For real answers point kgteam at a capable model, e.g.:
+The embedded model is SmolLM2-135M: tiny. It proves the pipeline runs end to end on a laptop, \
+but on its own it picks badly: most of the work above was done by retrieval and deterministic \
+scoring, and answers can be wrong. For real answers point kgteam at a capable model:
 
-  export KGTEAM_LLM_BASE_URL=https://api.openai.com/v1   # or vLLM / Ollama / llama.cpp / LM Studio
+  export KGTEAM_LLM_BASE_URL=https://api.openai.com/v1
   export KGTEAM_LLM_MODEL=gpt-4o-mini
-  export KGTEAM_LLM_API_KEY=...                          # or OPENAI_API_KEY
-  kgteam demo          # or: kgteam chat, kgteam ask "…"
+  export KGTEAM_LLM_API_KEY=...
 
-or write a team file (see examples/teams/triad.yaml and docs/teams.md) and pass --team FILE."""
+(vLLM, Ollama, llama.cpp and LM Studio work the same way), then run kgteam demo, kgteam chat \
+or kgteam ask "...". Or write a team file (see examples/teams/triad.yaml and docs/teams.md) \
+and pass --team FILE."""
 
 
 def demo(
