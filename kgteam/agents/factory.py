@@ -82,7 +82,10 @@ class _ModelPool:
             path = Path(spec.script)
             if not path.exists():
                 raise TeamBuildError(f"model.script: script file {path} does not exist")
-            return ScriptedModel.from_file(path)
+            try:
+                return ScriptedModel.from_file(path)
+            except (ValueError, OSError) as exc:  # a malformed script is a team error, not a crash
+                raise TeamBuildError(f"model.script: {exc}") from exc
         from kgteam.llm.openai_model import OpenAIChatModel
 
         extra: dict[str, Any] = {"timeout_s": spec.timeout_s, "max_retries": spec.max_retries,

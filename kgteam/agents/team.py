@@ -104,6 +104,7 @@ class TeamRunner:
                          budgets=self.budgets, started=started)
         self.last_run = state
         trace = RunTrace(session_id, turn, store, self.trace)
+        log.info("question_started", session_id=session_id, turn=turn, question=question)
 
         def emit(envelope: Envelope) -> None:
             state.emitted.add(envelope.id)
@@ -126,6 +127,9 @@ class TeamRunner:
             state.complete_answer(answer)
             with contextlib.suppress(Exception):
                 emit(Envelope(session_id=session_id, turn=turn, sender="supervisor", payload=answer))
+        log.info("question_finished", session_id=session_id, turn=turn, status=answer.status,
+                 stopped_by=answer.stopped_by, grounded=answer.grounded, llm_calls=answer.cost.llm_calls,
+                 tokens=answer.cost.total_tokens, seconds=round(answer.cost.seconds, 3), error=answer.error)
         if store is not None:
             store.finish_turn(session_id, turn, answer)
         else:

@@ -7,9 +7,13 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
+import structlog
+
 from kgteam.agents.sessions import SessionStore
 from kgteam.protocols.envelope import Envelope
 from kgteam.roles.base import TraceSink
+
+log = structlog.get_logger("kgteam.trace")
 
 
 class RunTrace:
@@ -26,6 +30,7 @@ class RunTrace:
 
     def record(self, event: str, **data: Any) -> None:
         self.events.append({"event": event, **data})
+        log.debug(event, session_id=self.session_id, turn=self.turn, **data)
         if self.store is not None:
             self.store.append_event(self.session_id, self.turn, event, data)
         if self.mirror is not None:

@@ -3,8 +3,11 @@
 from __future__ import annotations
 
 import importlib
+from typing import Annotated
 
 import typer
+
+from kgteam.agents.logging import configure_logging
 
 app = typer.Typer(
     name="kgteam",
@@ -23,6 +26,24 @@ COMMAND_MODULES = (
     "kgteam.cli.trace_cmd",
     "kgteam.cli.eval_cmd",
 )
+
+
+@app.callback()
+def _global_options(
+    log_level: Annotated[str, typer.Option(
+        "--log-level", envvar="KGTEAM_LOG_LEVEL",
+        help="structlog level on stderr: DEBUG shows every tool and LLM call, INFO each question")] = "WARNING",
+    log_format: Annotated[str, typer.Option(
+        "--log-format", envvar="KGTEAM_LOG_FORMAT", help="json (one object per line) or console")] = "json",
+) -> None:
+    """Answer questions over knowledge graphs with a team of LLM roles."""
+    if log_format not in ("json", "console"):
+        raise typer.BadParameter("use json or console", param_hint="--log-format")
+    try:
+        configure_logging(log_level, json=log_format == "json")
+    except ValueError as exc:
+        raise typer.BadParameter(str(exc), param_hint="--log-level") from exc
+
 
 for _module_name in COMMAND_MODULES:
     importlib.import_module(_module_name).register(app)

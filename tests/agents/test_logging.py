@@ -28,3 +28,21 @@ def test_json_logs_and_level_filter():
         root.handlers[:] = saved[0]
         root.setLevel(saved[1])
         logging.getLogger("autogen_core").setLevel(saved[2])
+
+
+async def test_each_question_logs_start_and_outcome_with_cost():
+    from agents_playbook import Exploder, any_reply_model
+
+    from kgteam.agents.team import TeamRunner
+    from kgteam.protocols.routes import Route
+
+    team = TeamRunner(roles={"exploder": Exploder()}, routes=[Route(kind="question", to=["exploder"])],
+                      model=any_reply_model(), tools=None)
+    with structlog.testing.capture_logs() as logs:
+        answer = await team.ask("boom?", session_id="log-s1")
+    started = [e for e in logs if e["event"] == "question_started"]
+    finished = [e for e in logs if e["event"] == "question_finished"]
+    assert started and started[0]["session_id"] == "log-s1" and started[0]["question"] == "boom?"
+    assert finished and finished[0]["status"] == answer.status == "error"
+    assert finished[0]["stopped_by"] == "error" and "kaboom" in finished[0]["error"]
+    assert {"llm_calls", "tokens", "seconds"} <= finished[0].keys()

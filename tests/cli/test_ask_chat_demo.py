@@ -53,6 +53,36 @@ def test_ask_unscripted_prompt_is_an_error_answer(team_file, tmp_path):
     assert data["status"] == "error" and "no scripted rule matches" in data["error"]
 
 
+def test_ask_logs_json_lines_on_stderr_when_asked(team_file, tmp_path):
+    import logging
+
+    import structlog
+
+    root = logging.getLogger()
+    saved = (list(root.handlers), root.level)
+    try:
+        result = runner.invoke(app, ["--log-level", "INFO", "ask", "who directed Kismet", "--team", str(team_file),
+                                     "--db", str(tmp_path / "s.sqlite"), "--json"])
+    finally:
+        structlog.reset_defaults()
+        root.handlers[:] = saved[0]
+        root.setLevel(saved[1])
+    assert result.exit_code == 0, result.output
+    assert json.loads(result.stdout)["text"] == "William Dieterle"  # stdout stays clean JSON
+    events = [json.loads(line) for line in result.stderr.splitlines() if line.startswith("{")]
+    finished = [e for e in events if e["event"] == "question_finished"]
+    assert finished and finished[0]["status"] == "answered" and finished[0]["llm_calls"] == 1
+
+
+def test_ask_with_a_malformed_script_is_a_clear_error(team_file, tmp_path):
+    bad = tmp_path / "bad.yaml"
+    bad.write_text("just a string\n")
+    result = runner.invoke(app, ["ask", "q", "--team", str(team_file), "--model", f"scripted:{bad}",
+                                 "--db", str(tmp_path / "s.sqlite")])
+    assert result.exit_code == 2
+    assert "model.script" in result.output and "rules" in result.output
+
+
 def test_ask_invalid_team_exits_2_with_file_line(team_file, tmp_path):
     team_file.write_text(team_file.read_text().replace("max_llm_calls: 5", "max_llm_calls: five"))
     result = runner.invoke(app, ["ask", "q", "--team", str(team_file), "--db", str(tmp_path / "s.sqlite")])

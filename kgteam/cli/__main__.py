@@ -1,0 +1,5 @@
+"""``python -m kgteam.cli``: the same as the ``kgteam`` command."""
+
+from kgteam.cli.app import main
+
+main()
