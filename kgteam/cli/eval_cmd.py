@@ -13,6 +13,8 @@ from typing import Annotated, Any
 import typer
 from rich.console import Console
 
+from kgteam.cli.team_setup import MODEL_HELP, choose_team
+
 console = Console(stderr=True)
 
 
@@ -69,7 +71,8 @@ def register(app: typer.Typer) -> None:
     def eval_command(
         dataset: Annotated[str, typer.Argument(help="metaqa:1-hop, metaqa-consistent:2-hop, wc2014:P1, pq:2H, "
                                                "qald9:test:en, qald10:en, lcquad1:test, or a file")],
-        team: Annotated[Path | None, typer.Option("--team", help="team YAML (see examples/teams/)")] = None,
+        team: Annotated[Path | None, typer.Option("--team", help="team YAML (default: the built-in Triad team)")] = None,
+        model: Annotated[str | None, typer.Option("--model", "-m", help=MODEL_HELP)] = None,
         limit: Annotated[int | None, typer.Option("--limit", help="seeded sample of N questions")] = None,
         seed: Annotated[int, typer.Option("--seed")] = 0,
         concurrency: Annotated[int, typer.Option("--concurrency", min=1)] = 4,
@@ -91,22 +94,22 @@ def register(app: typer.Typer) -> None:
                 raise typer.Exit(2)
             _run_diagnostics(items, kg, out, max_hops=3, top_n=5, budget=300, concurrency=concurrency)
             return
-        if team is None:
-            console.print("[red]error:[/red] --team FILE is required (or use --diagnose)")
-            raise typer.Exit(2)
-        from kgteam.agents.factory import build_team
-        from kgteam.config.loader import load_team
+        from kgteam.agents.factory import TeamBuildError, build_team
         from kgteam.eval.report import summarize, write_report
         from kgteam.eval.runner import read_run, run_eval, write_meta
 
-        spec = load_team(team)
+        spec, _ = choose_team(team, model=model)  # invalid team files exit 2 with file:line:field
         out = out or _default_out(dataset)
         with contextlib.ExitStack() as stack:
             tools = _open_tools(kg, stack) if kg else None
-            runner = build_team(spec, stack=stack, tools=tools)
+            try:
+                runner = build_team(spec, stack=stack, tools=tools)
+            except TeamBuildError as exc:
+                console.print(f"[red]error:[/red] cannot build team {spec.name!r}: {exc}")
+                raise typer.Exit(2) from None
             # the team's own model (one local server, not two); judge calls are not counted as the team's
             judge_model = (getattr(runner, "model", None) or _judge_model(spec, stack)) if judge else None
-            meta = {"dataset": dataset, "team": str(team), "limit": limit, "seed": seed, "concurrency": concurrency,
+            meta = {"dataset": dataset, "team": str(team) if team else "built-in triad", "limit": limit, "seed": seed, "concurrency": concurrency,
                     "kg": kg or (spec.kg.name or spec.kg.path or spec.kg.endpoint), "judge": judge,
                     "model": getattr(spec.model, "model", None) or getattr(spec.model, "provider", None),
                     "started": datetime.now(UTC).isoformat(timespec="seconds"), "argv": sys.argv[1:]}

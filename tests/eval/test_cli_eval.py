@@ -57,3 +57,18 @@ def test_eval_triad_team_end_to_end(triad_team_file, metaqa_sample, data_dir, tm
     assert all(r.groundedness.grounded for r in accurate)
     md = (tmp_path / "report" / "report.md").read_text(encoding="utf-8")
     assert "## Cost per question" in md and (tmp_path / "report" / "cost.png").stat().st_size > 8_000
+
+
+def test_eval_rejects_bad_team_and_model_override_clearly(triad_team_file, data_dir, tmp_path):
+    broken = tmp_path / "broken.yaml"
+    broken.write_text(triad_team_file.read_text(encoding="utf-8") + "\nbudgets:\n  max_retries: lots\n",
+                      encoding="utf-8")
+    args = ["eval", "metaqa-consistent:1-hop", "--limit", "2", "--data-dir", str(data_dir),
+            "--out", str(tmp_path / "r.jsonl")]
+    result = CliRunner().invoke(app, [*args, "--team", str(broken)])
+    assert result.exit_code == 2
+    assert f"{broken}:" in result.output and "budgets" in result.output
+    missing = tmp_path / "no-such-script.yaml"
+    result = CliRunner().invoke(app, [*args, "--team", str(triad_team_file), "--model", f"scripted:{missing}"])
+    assert result.exit_code == 2 and "does not exist" in result.output
+    assert not (tmp_path / "r.jsonl").exists()  # nothing half-written when the team cannot run
