@@ -6,6 +6,8 @@ from typing import Literal
 
 from pydantic import BaseModel, Field
 
+from kgteam.protocols.evidence import EvidenceTriple
+
 
 class RDFTerm(BaseModel):
     """One bound value of a SPARQL result row (SPARQL JSON results shape)."""
@@ -53,17 +55,10 @@ class EntitySchema(BaseModel):
     incoming: list[PredicateStat] = Field(default_factory=list)
 
 
-class NeighborTriple(BaseModel):
-    """A triple reached from the start entity; ``hop`` 1 touches the start entity."""
+class NeighborTriple(EvidenceTriple):
+    """A KG triple reached from the start entity, so it can be cited as evidence as it is;
+    ``hop`` 1 touches the start entity, ``direction`` says which way it was followed."""
 
-    subject: str
-    predicate: str
-    object: str
-    object_is_literal: bool = False
-    object_datatype: str | None = None
-    subject_label: str | None = None
-    predicate_label: str | None = None
-    object_label: str | None = None
     direction: Literal["out", "in"] = "out"
     hop: int = 1
 
