@@ -6,6 +6,12 @@ evaluation; the empty store makes evaluation free). That store would happily cal
 ``SERVICE`` clause, so the scan — which skips strings, IRIs and comments and so cannot be
 fooled by ``"DROP"`` in a literal — runs first and refuses updates and federation with a clear
 message. Updates never parse as a query anyway, so the parse is the second line of defence.
+
+Codepoint escapes (``\u0041``, ``\U0001F600``) are decoded *before* scanning, as the SPARQL
+grammar itself processes them before parsing: otherwise an escape inside an IRI can make the
+scanner and the parser disagree about where the IRI ends, and hide a ``SERVICE`` clause. The
+decoded text is what executes, and any backslash left outside strings and prefixed names is
+refused (fail closed).
 """
 
 from __future__ import annotations
@@ -107,12 +113,31 @@ def _scan(query: str) -> list[_Token]:
     return toks
 
 
+_CODEPOINT_ESCAPE = re.compile(r"\\u([0-9A-Fa-f]{4})|\\U([0-9A-Fa-f]{8})")
+
+
+def _decode_codepoint_escapes(query: str) -> str:
+    def replace(m: re.Match[str]) -> str:
+        code = int(m.group(1) or m.group(2), 16)
+        if code > 0x10FFFF or 0xD800 <= code <= 0xDFFF:
+            raise ToolError(f"invalid codepoint escape {m.group()!r}")
+        return chr(code)
+
+    return _CODEPOINT_ESCAPE.sub(replace, query)
+
+
+def _refuse_stray_backslashes(toks: list[_Token]) -> None:
+    for t in toks:
+        if "\\" in t.text and t.kind not in ("string", "pname"):
+            raise UnsafeQueryError(f"unexpected backslash in {t.text!r}: escapes are only allowed in strings")
+
+
 def _parse_check(query: str) -> None:
     try:
         pyoxigraph.Store().query(query)
     except SyntaxError as e:
         raise ToolError(f"SPARQL syntax error: {e}") from None
-    except OSError as e:  # pragma: no cover - empty in-memory store cannot fail to read
+    except Exception as e:  # e.g. an unsupported custom function: a bad query, not a crash
         raise ToolError(f"SPARQL could not be prepared: {e}") from None
 
 
@@ -154,9 +179,11 @@ def analyse_query(query: str, limit: int | None) -> GuardedQuery:
     """Refuse unsafe queries, check syntax, and bound the result size of SELECT/CONSTRUCT/DESCRIBE."""
     if not isinstance(query, str) or not query.strip():
         raise ToolError("empty SPARQL query")
+    query = _decode_codepoint_escapes(query)
     if "\x00" in query:
         raise UnsafeQueryError("query contains a NUL character")
     toks = _scan(query)
+    _refuse_stray_backslashes(toks)
     _parse_check(query)
     form = _form(toks)
     if form == "ASK":

@@ -119,3 +119,79 @@ def test_sparql_literal_lang_and_datatype() -> None:
         sparql_literal("x", lang="en } DROP")
     with pytest.raises(ToolError):
         sparql_literal("x", datatype="http://x> . }")
+
+
+# --- codepoint escapes: the scanner and the parser must agree on where an IRI ends -------------
+
+ESCAPE_SMUGGLED_SERVICE = [
+    # the escape made the scanner end the IRI early and read the rest of the line as a comment
+    "SELECT * WHERE { BIND(<http://x/\\u0041(#> AS ?z) SERVICE <URL> { ?s ?p ?o }\n}",
+    # ... or as a string running to a second smuggled quote
+    "SELECT * WHERE { BIND(<http://x/\\u0041('> AS ?x) SERVICE <URL> { ?s ?p ?o } "
+    "BIND(<http://x/\\u0041('> AS ?y) }",
+    # ASK is evaluated by the parse check itself, so the guard would have fetched it
+    "ASK { BIND(<http://x/\\u0041(#> AS ?z) SERVICE <URL> { ?s ?p ?o }\n}",
+    # the keyword itself spelled with an escape
+    "SELECT * WHERE { \\u0053ERVICE <URL> { ?s ?p ?o } }",
+]
+
+
+@pytest.fixture
+def listener():
+    """A loopback TCP server that records whether anything connected to it."""
+    import socket
+    import threading
+
+    server = socket.socket()
+    server.bind(("127.0.0.1", 0))
+    server.listen()
+    server.settimeout(0.2)
+    hits: list[bytes] = []
+    stop = threading.Event()
+
+    def serve() -> None:
+        while not stop.is_set():
+            try:
+                conn, _ = server.accept()
+            except OSError:
+                continue
+            with conn:
+                conn.settimeout(1)
+                try:
+                    hits.append(conn.recv(1024))
+                except OSError:
+                    hits.append(b"")
+
+    thread = threading.Thread(target=serve, daemon=True)
+    thread.start()
+    yield f"http://127.0.0.1:{server.getsockname()[1]}/exfil", hits
+    stop.set()
+    thread.join(timeout=2)
+    server.close()
+
+
+@pytest.mark.parametrize("template", ESCAPE_SMUGGLED_SERVICE)
+def test_service_hidden_behind_codepoint_escapes_is_refused_and_nothing_is_fetched(template, listener):
+    url, hits = listener
+    query = template.replace("URL", url)
+    with pytest.raises(UnsafeQueryError, match="SERVICE"):
+        guard_query(query, 10)
+    import time
+
+    time.sleep(0.3)
+    assert hits == []
+
+
+def test_codepoint_escapes_are_decoded_into_the_query_that_runs():
+    text = guard_query('SELECT * WHERE { ?s <http://ex/\\u0041> "caf\\u00e9" }', 10)
+    assert "<http://ex/A>" in text and '"café"' in text and "\\u" not in text
+
+
+def test_stray_backslash_outside_strings_is_refused():
+    with pytest.raises(UnsafeQueryError, match="backslash"):
+        guard_query("SELECT * WHERE { ?s ?p ?o } \\ ", 10)
+
+
+def test_unsupported_custom_function_is_a_tool_error_not_a_crash():
+    with pytest.raises(ToolError, match="could not be prepared"):
+        guard_query("SELECT * WHERE { ?s ?p ?o FILTER(<http://ex/f>(?o)) }", 10)
