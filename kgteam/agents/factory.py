@@ -15,10 +15,13 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+import yaml
+
 from kgteam.config import registry
+from kgteam.config.backend_calls import BackendCall, labels_call, signature_problem, store_call
 from kgteam.config.resolve import resolve_team
 from kgteam.config.schema import KGSpec, ModelSpec, TeamSpec
-from kgteam.llm.base import ChatMessage, ChatModel, ChatReply
+from kgteam.llm.base import ChatMessage, ChatModel, ChatReply, ModelError
 
 DEFAULT_OPENAI_BASE_URL = "https://api.openai.com/v1"
 
@@ -84,18 +87,22 @@ class _ModelPool:
                 raise TeamBuildError(f"model.script: script file {path} does not exist")
             try:
                 return ScriptedModel.from_file(path)
-            except (ValueError, OSError) as exc:  # a malformed script is a team error, not a crash
-                raise TeamBuildError(f"model.script: {exc}") from exc
+            except (ValueError, OSError, yaml.YAMLError) as exc:  # a malformed script is a team error
+                raise TeamBuildError(f"model.script: {path}: {exc}" if str(path) not in str(exc)
+                                     else f"model.script: {exc}") from exc
         from kgteam.llm.openai_model import OpenAIChatModel
 
         extra: dict[str, Any] = {"timeout_s": spec.timeout_s, "max_retries": spec.max_retries,
                                  "temperature": spec.temperature}
         if spec.provider == "local":
             if self._local_server is None:
-                from kgteam.llm.local_server import LocalModelServer
+                from kgteam.llm.local_server import LocalModelServer, LocalServerError
 
                 server = LocalModelServer()
-                self.stack.enter_context(server)
+                try:
+                    self.stack.enter_context(server)
+                except LocalServerError as exc:  # llama-cpp missing, model absent, never healthy
+                    raise TeamBuildError(f"model: provider 'local': {exc}") from exc
                 self._local_server = server
             if spec.structured_mode != "auto":
                 extra["structured_mode"] = spec.structured_mode
@@ -106,7 +113,10 @@ class _ModelPool:
                                  "e.g. 'model: gpt-4o-mini'")
         base_url = spec.base_url or os.environ.get("KGTEAM_LLM_BASE_URL") or DEFAULT_OPENAI_BASE_URL
         extra["structured_mode"] = "json_schema" if spec.structured_mode == "auto" else spec.structured_mode
-        return OpenAIChatModel(base_url, model, api_key=_api_key(spec), **extra)
+        try:
+            return OpenAIChatModel(base_url, model, api_key=_api_key(spec), **extra)
+        except (ModelError, ValueError) as exc:  # e.g. a base URL without a scheme
+            raise TeamBuildError(f"model: {exc}") from exc
 
 
 def build_models(spec: TeamSpec, stack: contextlib.ExitStack) -> tuple[ChatModel, dict[str, ChatModel]]:
@@ -143,7 +153,7 @@ def open_kg_tools(kg: KGSpec, stack: contextlib.ExitStack, home: Path | None = N
             raise TeamBuildError(f"kg: cannot open KG {target!r}: {exc}{hint}") from exc
         stack.callback(graph.close)
         return KGTools(graph.store, graph.labels, default_timeout_s=kg.timeout_s, max_rows=kg.max_rows)
-    store = _open_store(kg)
+    store = _construct(store_call(kg))
     _close_later(stack, store)
     labels = _open_labels(kg)
     _close_later(stack, labels)
@@ -156,35 +166,30 @@ def _close_later(stack: contextlib.ExitStack, obj: Any) -> None:
         stack.callback(close)
 
 
-def _open_store(kg: KGSpec) -> Any:
-    if kg.backend == "sparql":
-        from kgteam.tools.backends.sparql_endpoint import SparqlEndpointStore
+def _construct(call: BackendCall | None) -> Any:
+    """Calls a backend constructor; bad options or an unopenable resource become a TeamBuildError."""
+    assert call is not None  # schema: non-oxigraph KGs have a store and labels
+    try:
+        factory = registry.load("backends", call.backend)
+    except (registry.UnknownName, ImportError) as exc:
+        raise TeamBuildError(f"{call.path}: {exc}") from exc
+    if problem := signature_problem(factory, call):
+        raise TeamBuildError(f"{call.path}: {problem}")
+    from kgteam.tools.types import ToolError
 
-        return SparqlEndpointStore(kg.endpoint, **kg.options)
-    factory = registry.load("backends", kg.backend)
-    return factory(**kg.options)
+    try:
+        return factory(*call.args, **call.kwargs)
+    except (TypeError, ValueError, OSError, ToolError) as exc:
+        raise TeamBuildError(f"{call.opened_path}: backend {call.backend!r} cannot be opened: {exc}") from exc
 
 
 def _open_labels(kg: KGSpec) -> Any:
     labels = kg.labels
     assert labels is not None  # schema: non-oxigraph backends need labels
-    if labels.backend == "tantivy":
-        from kgteam.tools.backends.tantivy_index import TantivyLabelIndex
-
-        if not Path(labels.path or "").exists():
-            raise TeamBuildError(f"kg.labels.path: tantivy index folder {labels.path} does not exist")
-        return TantivyLabelIndex(labels.path)
-    if labels.backend == "elastic":
-        from kgteam.tools.backends.elastic_index import ElasticLabelIndex
-
-        kwargs = dict(labels.options)
-        if labels.index:
-            kwargs["index"] = labels.index
-        if labels.api_key_env:
-            kwargs["api_key"] = os.environ.get(labels.api_key_env)
-        return ElasticLabelIndex(labels.url, **kwargs)
-    factory = registry.load("backends", labels.backend)
-    return factory(**labels.options)
+    # A folder that is not an index fails in the constructor, which _construct reports too.
+    if labels.backend == "tantivy" and not Path(labels.path or "").exists():
+        raise TeamBuildError(f"kg.labels.path: tantivy index folder {labels.path} does not exist")
+    return _construct(labels_call(kg))
 
 
 # ---------------------------------------------------------------- roles and team

@@ -12,8 +12,10 @@ Budget rules (all per question):
 * ``max_turns``: role messages; the message past the cap is not delivered.
 * ``max_depth``: an output keeps its parent's depth unless the role lists its kind in
   ``Role.deepens`` (one hop / level deeper: +1); an envelope deeper than the cap is not delivered.
-* ``max_breadth``: the widest fan-out of one step: the number of same-kind payloads a role
-  returns for one message (alternative branches), or the recipients of one envelope.
+* ``max_breadth``: the widest fan-out of one step: the number of payloads of one kind a role
+  returns for one message, counted only for kinds the role lists in ``Role.branches``
+  (alternative branches; several payloads of other kinds are parts of one plan, e.g. one
+  candidate set per hop), or the recipients of one envelope.
 * ``max_retries``: ``RetrySignal`` envelopes; the one past the cap is not delivered.
 * ``max_llm_calls`` / ``max_tokens``: enforced by :class:`~kgteam.agents.accounting.AccountingModel`.
 * ``timeout_s``: clock starts at ``ask``; checked before every step and enforced by a timer.
@@ -125,13 +127,14 @@ class RunState:
         """
         role = self.roles.get(sender)
         deepens = set(getattr(role, "deepens", ()) or ())
+        branching = self._branch_kinds(sender)
         seen_kinds: dict[str, int] = {}
         envelopes: list[Envelope] = []
         for index, payload in enumerate(payloads):
             sibling = seen_kinds.get(payload.kind, 0)
             seen_kinds[payload.kind] = sibling + 1
             branch = parent.branch
-            if sibling > 0:
+            if sibling > 0 and payload.kind in branching:  # an alternative: a branch of its own
                 branch = self._next_branch
                 self._next_branch += 1
             attempt = parent.attempt
@@ -147,6 +150,10 @@ class RunState:
                 self.complete_answer(payload)
             envelopes.append(envelope)
         return envelopes
+
+    def _branch_kinds(self, sender: str) -> frozenset[str]:
+        """Kinds whose same-step siblings are alternative branches (``Role.branches``)."""
+        return frozenset(getattr(self.roles.get(sender), "branches", ()) or ())
 
     def complete_answer(self, answer: Answer) -> Answer:
         answer.cost = Usage(
@@ -169,8 +176,9 @@ class RunState:
             if self.stop is not None:
                 return
             per_kind: dict[str, int] = {}
-            for envelope in envelopes:
-                per_kind[envelope.kind] = per_kind.get(envelope.kind, 0) + 1
+            for envelope in envelopes:  # alternatives only: per-hop parts of one plan are not branches
+                if envelope.kind in self._branch_kinds(envelope.sender):
+                    per_kind[envelope.kind] = per_kind.get(envelope.kind, 0) + 1
             widest = max(per_kind.values(), default=0)
             self.used.breadth = max(self.used.breadth, widest)
             if widest > self.budgets.max_breadth:

@@ -8,7 +8,8 @@ ends in exactly one of these ways (``Answer.stopped_by``):
   dry (then the answer role is asked to ``finalize``; else "I don't know");
 * a budget name — a ``BudgetExceeded`` envelope, then ``finalize`` / "I don't know";
 * ``cancelled`` — the ``cancel`` event was set (Ctrl-C, stop button); in-flight model and tool
-  awaits are cancelled;
+  awaits are cancelled. Cancelling the task running ``ask`` ends the bus too and closes the turn
+  as cancelled, then re-raises;
 * ``error`` — a role raised (or the model failed for good): ``status="error"`` and ``error``.
 """
 
@@ -41,8 +42,13 @@ log = structlog.get_logger("kgteam.team")
 
 FINALIZE_TIMEOUT_S = 5.0  # finalize must be quick; a hung finalize must not hang the run
 TEARDOWN_GRACE_S = 2.0  # after a stop request, how long the bus may take to wind down
+CANCEL_GRACE_S = 1.0  # when ask itself is cancelled, how long the torn-down bus may take to end
 
 EventCallback = Callable[[Envelope], Any]
+
+
+def cancelled_answer() -> Answer:
+    return Answer(text="Stopped before an answer was found.", status="unknown", stopped_by="cancelled")
 
 
 class TeamConfigError(ValueError):
@@ -85,11 +91,14 @@ class TeamRunner:
         self._memory_history: dict[str, list[tuple[str, Answer]]] = {}
         self._memory_turns: dict[str, int] = {}
         self.last_run: RunState | None = None  # for benchmarks and the chat's /budget
+        # the loop keeps only weak references to tasks: an async listener's task is held here until it ends
+        self._listener_tasks: set[asyncio.Future[Any]] = set()
 
     # -- public API ---------------------------------------------------------------------------
     async def ask(self, question: str, *, session_id: str | None = None,
                   on_event: EventCallback | None = None, cancel: asyncio.Event | None = None) -> Answer:
-        """Answer one question (one turn of ``session_id``). Never raises for run failures."""
+        """Answer one question (one turn of ``session_id``). Never raises for run failures; a
+        cancelled caller gets its ``CancelledError`` back after the run is torn down."""
         session_id = session_id or uuid.uuid4().hex[:12]
         started = time.monotonic()
         store = self.session_store
@@ -114,12 +123,22 @@ class TeamRunner:
                 try:
                     result = on_event(envelope)
                     if inspect.isawaitable(result):
-                        asyncio.ensure_future(result)
+                        self._keep_listener_task(asyncio.ensure_future(result))
                 except Exception as exc:  # a broken listener must not break the run
                     log.warning("on_event_failed", error=str(exc))
 
         try:
             answer = await self._run(question, state, trace, history, emit, cancel)
+        except asyncio.CancelledError:  # the caller gave up (wait_for, task.cancel): close the turn anyway
+            answer = state.complete_answer(cancelled_answer())
+            last = state.transcript[-1].id if state.transcript else None
+            with contextlib.suppress(Exception):
+                emit(Envelope(session_id=session_id, turn=turn, sender="supervisor", payload=answer,
+                              parents=[last] if last else []))
+            log.info("question_cancelled", session_id=session_id, turn=turn, llm_calls=answer.cost.llm_calls)
+            with contextlib.suppress(Exception):
+                self._finish_turn(session_id, turn, question, answer)
+            raise
         except Exception as exc:  # last line of defence: ask never raises for run failures
             log.exception("run_failed", session_id=session_id, turn=turn)
             answer = Answer(text=f"Error: {type(exc).__name__}: {exc}", status="error", stopped_by="error",
@@ -130,11 +149,23 @@ class TeamRunner:
         log.info("question_finished", session_id=session_id, turn=turn, status=answer.status,
                  stopped_by=answer.stopped_by, grounded=answer.grounded, llm_calls=answer.cost.llm_calls,
                  tokens=answer.cost.total_tokens, seconds=round(answer.cost.seconds, 3), error=answer.error)
-        if store is not None:
-            store.finish_turn(session_id, turn, answer)
+        self._finish_turn(session_id, turn, question, answer)
+        return answer
+
+    def _finish_turn(self, session_id: str, turn: int, question: str, answer: Answer) -> None:
+        if self.session_store is not None:
+            self.session_store.finish_turn(session_id, turn, answer)
         else:
             self._memory_history.setdefault(session_id, []).append((question, answer))
-        return answer
+
+    def _keep_listener_task(self, task: asyncio.Future[Any]) -> None:
+        self._listener_tasks.add(task)
+        task.add_done_callback(self._listener_done)
+
+    def _listener_done(self, task: asyncio.Future[Any]) -> None:
+        self._listener_tasks.discard(task)
+        if not task.cancelled() and task.exception() is not None:  # retrieved: no "never retrieved" noise
+            log.warning("on_event_failed", error=str(task.exception()))
 
     async def stream(self, question: str, *, session_id: str | None = None,
                      cancel: asyncio.Event | None = None) -> AsyncIterator[Envelope]:
@@ -201,8 +232,16 @@ class TeamRunner:
             cancel_wait = asyncio.create_task(cancel.wait())
             waiters.add(cancel_wait)
         try:
-            await asyncio.wait(waiters, timeout=max(state.remaining_s(), 0.0),
-                               return_when=asyncio.FIRST_COMPLETED)
+            try:
+                await asyncio.wait(waiters, timeout=max(state.remaining_s(), 0.0),
+                                   return_when=asyncio.FIRST_COMPLETED)
+            except BaseException:  # the task running ask was cancelled: the bus must not outlive it
+                if not bus.done():
+                    state.request_stop("cancelled")
+                    token.cancel()
+                    bus.cancel()
+                    await asyncio.wait({bus}, timeout=CANCEL_GRACE_S)
+                raise
             if not bus.done():
                 if cancel is not None and cancel.is_set():
                     state.request_stop("cancelled")
@@ -245,7 +284,7 @@ class TeamRunner:
             answer = Answer(text=f"Sorry, the run failed: {stop.error}", status="error", stopped_by="error",
                             error=stop.error)
         elif stop.reason == "cancelled":
-            answer = Answer(text="Stopped before an answer was found.", status="unknown", stopped_by="cancelled")
+            answer = cancelled_answer()
         else:
             stopped_by = "done" if stop.reason == "no_answer" else stop.reason
             answer = None

@@ -70,6 +70,10 @@ class Role(ABC):
     # payload kinds this role emits one level deeper (a hop, a sub-question): the runtime adds 1 to
     # the envelope depth for these and stops the run at ``max_depth``; everything else keeps depth
     deepens: ClassVar[tuple[str, ...]] = ()
+    # payload kinds that are alternative branches (candidate answers, paths to explore): several of
+    # them from one step each get a branch id and count against ``max_breadth``. Several payloads of
+    # another kind from one step are parts of one plan (e.g. one relation-candidate set per hop)
+    branches: ClassVar[tuple[str, ...]] = ()
 
     def __init__(self, settings: BaseModel | None = None, *, instance_name: str | None = None):
         self.settings = settings

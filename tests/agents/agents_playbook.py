@@ -16,9 +16,14 @@ from kgteam.protocols.payloads import (
     Answer,
     AnswerValue,
     Axiom,
+    Candidate,
+    CandidateQuery,
+    EntityCandidates,
     MissingInfo,
     Payload,
+    QueryCandidates,
     QueryResult,
+    RelationCandidates,
     RetrySignal,
 )
 from kgteam.protocols.routes import Route
@@ -35,6 +40,7 @@ class Brancher(Role):
     name = "brancher"
     consumes = ("question",)
     produces = ("axiom",)
+    branches = ("axiom",)  # its axioms are alternatives: each is a branch, counted by max_breadth
 
     def __init__(self, n: int = 2, **kw: Any):
         super().__init__(**kw)
@@ -85,6 +91,50 @@ def explore_routes() -> list[Route]:
         Route(kind="axiom", to=["diver"]),
         Route(kind="missing_info", to=["diver"]),
     ]
+
+
+# -- one plan in several payloads ---------------------------------------------------------------
+
+
+class Planner(Role):
+    """question -> one plan in one step: the entity, one relation-candidate set per hop, the query.
+
+    Several ``relation_candidates`` from one step describe different hops of the same plan, not
+    alternatives: the role declares no ``branches``, so they do not count against ``max_breadth``.
+    """
+
+    name = "planner"
+    consumes = ("question",)
+    produces = ("entity_candidates", "relation_candidates", "query_candidates")
+
+    def __init__(self, hops: int = 2, **kw: Any):
+        super().__init__(**kw)
+        self.hops = hops
+
+    async def handle(self, message: Envelope, ctx: RoleContext) -> list[Payload]:
+        await ctx.model.chat([{"role": "user", "content": f"plan: {message.payload.text}"}], role=self.name)
+        out: list[Payload] = [EntityCandidates(mention="film", placeholder="E0",
+                                               candidates=[Candidate(iri=":film", label="film")])]
+        out += [RelationCandidates(phrase=f"hop {i}", placeholder=f"R{i}",
+                                   candidates=[Candidate(iri=f":r{i}", label=f"r{i}")]) for i in range(self.hops)]
+        out.append(QueryCandidates(queries=[CandidateQuery(sparql="SELECT ?x WHERE { :film :r0/:r1 ?x }")],
+                                   selected=0))
+        return out
+
+
+class Executor(Role):
+    """query_candidates -> the answer (the per-hop candidate sets are for the trace)."""
+
+    name = "executor"
+    consumes = ("query_candidates",)
+    produces = ("answer",)
+
+    async def handle(self, message: Envelope, ctx: RoleContext) -> list[Payload]:
+        return [Answer(text="Joel Zwick", values=[AnswerValue(label="Joel Zwick")])]
+
+
+def plan_routes() -> list[Route]:
+    return [Route(kind="question", to=["planner"]), Route(kind="query_candidates", to=["executor"])]
 
 
 # -- retry loop ---------------------------------------------------------------------------------

@@ -1,19 +1,28 @@
 """The supervisor's scheduling rules, without AutoGen: FIFO deliveries, branches, depth, budgets."""
 
-from agents_playbook import Diver
+from agents_playbook import Brancher, Diver
 
 from kgteam.agents.supervisor import RunState
 from kgteam.protocols.budgets import Budgets
 from kgteam.protocols.envelope import Envelope
 from kgteam.protocols.evidence import Usage
-from kgteam.protocols.payloads import Axiom, MissingInfo, Question, RetrySignal
+from kgteam.protocols.payloads import (
+    Axiom,
+    Candidate,
+    EntityCandidates,
+    MissingInfo,
+    Question,
+    RelationCandidates,
+    RetrySignal,
+)
 from kgteam.protocols.routes import Route
 
 
 def state(budgets=None, routes=None):
     routes = routes or [Route(kind="question", to=["a", "b"]), Route(kind="axiom", to=["diver"]),
                         Route(kind="missing_info", to=["diver"]), Route(kind="retry_signal", to=["a"])]
-    return RunState(session_id="s", turn=0, routes=routes, roles={"diver": Diver()}, budgets=budgets or Budgets())
+    return RunState(session_id="s", turn=0, routes=routes, roles={"a": Brancher(), "diver": Diver()},
+                    budgets=budgets or Budgets())
 
 
 def question():
@@ -52,6 +61,25 @@ def test_fan_out_to_more_recipients_than_breadth_stops():
     st.start(question())  # routed to a and b
     assert st.stop.reason == "max_breadth"
     assert st.next_delivery() is None
+
+
+def test_breadth_counts_declared_branches_only():
+    st = state(Budgets(max_breadth=1), routes=[Route(kind="question", to=["a"])])
+    q = question()
+    st.start(q)
+    cands = [Candidate(iri=":x", label="x")]
+    # a role without ``branches``: two hops of one plan, plus a payload of another kind
+    plan = st.make_envelopes(q, "planner", [EntityCandidates(mention="m", candidates=cands),
+                                            RelationCandidates(phrase="hop 0", candidates=cands),
+                                            RelationCandidates(phrase="hop 1", candidates=cands)], Usage())
+    st.accept(plan)
+    assert st.stop is None and st.used.breadth == 0
+    assert [e.branch for e in plan] == [0, 0, 0] and plan[-1] in st.transcript
+    # the same number of alternatives from a role that declares them is a fan-out of 2
+    alternatives = st.make_envelopes(q, "a", [Axiom(text="x"), Axiom(text="y")], Usage())
+    assert [e.branch for e in alternatives] == [0, 1]
+    st.accept(alternatives)
+    assert st.stop.reason == "max_breadth" and st.stop.used == 2 and st.stop.limit == 1
 
 
 def test_retry_attempts_counted_and_capped():

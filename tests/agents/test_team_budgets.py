@@ -4,7 +4,7 @@ a ``BudgetExceeded`` message, and a well-formed answer (finalize's best-so-far o
 import time
 
 import pytest
-from agents_playbook import Brancher, Diver, any_reply_model, explore_routes
+from agents_playbook import Brancher, Diver, Executor, Planner, any_reply_model, explore_routes, plan_routes
 
 from kgteam.agents.team import TeamRunner
 from kgteam.protocols.budgets import Budgets
@@ -72,6 +72,20 @@ async def test_max_breadth_from_branching_role():
     assert_well_formed(answer, events, "max_breadth")
     assert events[-2].payload.used == 5 and events[-2].payload.limit == 3
     assert answer.status == "unknown" and answer.text == "I don't know."  # no hop yet: finalize had nothing
+
+
+async def test_max_breadth_ignores_several_parts_of_one_plan():
+    """Per-hop candidate sets (and payloads of different kinds) from one step are one plan, not
+    alternative branches: ``max_breadth: 1`` must not stop a 2-hop question."""
+    team = TeamRunner(roles={"planner": Planner(hops=2), "executor": Executor()}, routes=plan_routes(),
+                      model=any_reply_model(), tools=None, budgets=Budgets(**{**BIG, "max_breadth": 1}))
+    answer, events = await ask(team, "who directed the film's sequel?")
+    assert_well_formed(answer, events, "done")
+    assert answer.text == "Joel Zwick" and answer.status == "answered"
+    assert [e.kind for e in events] == ["question", "entity_candidates", "relation_candidates",
+                                        "relation_candidates", "query_candidates", "answer"]
+    assert {e.branch for e in events} == {0}  # one plan, one branch
+    assert team.last_run.used.breadth == 0
 
 
 async def test_max_turns():
