@@ -9,6 +9,7 @@ from typing import Annotated
 
 import typer
 from rich.console import Console
+from rich.text import Text
 
 from kgteam.cli.render import RoleColors, answer_json, event_line, print_answer
 from kgteam.cli.team_setup import (
@@ -38,7 +39,7 @@ def ask(
     """Answer one question with a team; prints the answer, its evidence, cost and why the run stopped."""
     console = Console(highlight=False, stderr=as_json)
     spec, _ = choose_team(team, model=model, kg=kg)
-    ensure_kg(spec, home, say=lambda m: console.print(f"[dim]{m}[/]"))
+    ensure_kg(spec, home, say=lambda m: console.print(Text(m, style="dim")))
     session_id = session or new_session_id()
     colors = RoleColors()
 
@@ -54,8 +55,10 @@ def ask(
     if as_json:
         typer.echo(json.dumps(answer_json(answer, session_id=session_id, question=question), indent=2))
     else:
-        console.print(f"[dim]team {spec.name} · session {session_id}[/]")
+        console.print(Text(f"team {spec.name} · session {session_id}", style="dim"))
         print_answer(console, answer)
+    if answer.stopped_by == "cancelled":  # Ctrl-C: the partial answer is shown, the exit code says so
+        raise typer.Exit(130)
     if answer.status == "error":
         raise typer.Exit(1)
 

@@ -10,6 +10,8 @@ from typing import Annotated, Any
 
 import typer
 from rich.console import Console
+from rich.markup import escape
+from rich.text import Text
 
 from kgteam.cli.render import RoleColors, budget_table, cost_text, event_line, print_answer
 from kgteam.cli.team_setup import (
@@ -66,10 +68,12 @@ def _show_history(console: Console, store: Any, session_id: str) -> int:
         return 0
     console.print(f"[bold]resuming session {session_id}[/] ({len(turns)} earlier question(s))")
     for t in turns:
-        console.print(f"  [bold white]you[/] {t.question}")
+        # Stored questions and answers are user/LLM text: never interpret them as rich markup.
+        console.print(Text.assemble("  ", ("you", "bold white"), " ", t.question))
         if t.complete and t.answer is not None:
             style = "green" if t.answer.status == "answered" else "yellow"
-            console.print(f"  [{style}]team[/] {t.answer.text}  [dim]({t.answer.status}; {cost_text(t.answer)})[/]")
+            console.print(Text.assemble("  ", ("team", style), " ", t.answer.text, "  ",
+                                        (f"({t.answer.status}; {cost_text(t.answer)})", "dim")))
         else:
             console.print("  [red]team (interrupted before answering; ask again)[/]")
     return len(turns)
@@ -87,12 +91,12 @@ def chat(
     """Talk to a team: streams each role's messages, shows evidence and cost per answer."""
     console = Console(highlight=False)
     spec, _ = choose_team(team, model=model, kg=kg)
-    ensure_kg(spec, home, say=lambda m: console.print(f"[dim]{m}[/]"))
+    ensure_kg(spec, home, say=lambda m: console.print(Text(m, style="dim")))
     roles = resolve_team(spec).roles
     has_ctx = any(r.role == "contextualizer" for r in roles.values())
     with team_runtime(spec, home=home, db=db) as (runner, store), asyncio.Runner() as loop:
-        console.print(f"[bold]kgteam chat[/] · team [bold]{spec.name}[/] ({', '.join(roles)}) · kg "
-                      f"{spec.kg.name or spec.kg.path or spec.kg.endpoint}")
+        console.print(f"[bold]kgteam chat[/] · team [bold]{escape(spec.name)}[/] ({escape(', '.join(roles))}) · kg "
+                      f"{escape(str(spec.kg.name or spec.kg.path or spec.kg.endpoint))}")
         console.print("[dim]" + ("follow-up questions are rewritten by the contextualizer" if has_ctx else
                                  "this team has no contextualizer: ask standalone questions") + "[/]")
         console.print(f"[dim]{HELP}[/]")
@@ -150,8 +154,8 @@ def chat(
             run = getattr(runner, "last_run", None)  # the supervisor's own count, when the runtime offers it
             last = run.used if run is not None and hasattr(run, "used") else usage
             print_answer(console, answer)
-        console.print(f"[dim]bye — resume with: kgteam chat --session {session_id}"
-                      + (f" --team {team}" if team else "") + "[/]")
+        console.print(Text(f"bye — resume with: kgteam chat --session {session_id}"
+                           + (f" --team {team}" if team else ""), style="dim"))
 
 
 def register(app: typer.Typer) -> None:

@@ -11,6 +11,7 @@ from typing import Annotated
 import typer
 from rich.console import Console
 from rich.panel import Panel
+from rich.text import Text
 
 from kgteam.cli.render import RoleColors, event_line, print_answer
 from kgteam.cli.team_setup import (
@@ -53,10 +54,10 @@ def demo(
         "[bold]kgteam demo[/]: the Triad team (generalist → decision maker → advisor) answers "
         f"{questions} MetaQA movie questions over the demo KG, showing each role's messages, the "
         "evidence triples and SPARQL behind each answer, and what it cost.", border_style="cyan"))
-    ensure_kg(spec, home, say=lambda m: console.print(f"[dim]{m}[/]"))
+    ensure_kg(spec, home, say=lambda m: console.print(Text(m, style="dim")))
     if uses_api:
-        console.print(f"model: {spec.model.model or '(KGTEAM_LLM_MODEL)'} at "
-                      f"{spec.model.base_url or os.environ.get('KGTEAM_LLM_BASE_URL') or 'OpenAI'}")
+        console.print(Text(f"model: {spec.model.model or '(KGTEAM_LLM_MODEL)'} at "
+                           f"{spec.model.base_url or os.environ.get('KGTEAM_LLM_BASE_URL') or 'OpenAI'}"))
     elif spec.model.provider == "local":
         console.print("model: starting the embedded SmolLM2-135M-Instruct (llama.cpp server on 127.0.0.1) …")
     else:

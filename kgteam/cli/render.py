@@ -120,7 +120,9 @@ def answer_renderable(answer: Answer, *, max_triples: int = 12, show_queries: bo
         table.add_column("predicate")
         table.add_column("object")
         for t in ev.triples[:max_triples]:
-            table.add_row(t.subject_label or t.subject, t.predicate_label or t.predicate, t.object_label or t.object)
+            # Text, not str: labels come from the KG and may contain rich markup like "[/]" or "[film]".
+            table.add_row(Text(t.subject_label or t.subject), Text(t.predicate_label or t.predicate),
+                          Text(t.object_label or t.object))
         if len(ev.triples) > max_triples:
             table.add_row(f"… {len(ev.triples) - max_triples} more", "", "")
         parts.append(table)

@@ -9,6 +9,7 @@ from typing import Annotated
 import typer
 from rich.console import Console
 from rich.table import Table
+from rich.text import Text
 
 from kgteam.cli.team_setup import session_db_path
 
@@ -39,7 +40,7 @@ def trace(
                 table.add_column(col)
             for s in sessions:
                 table.add_row(s.session_id, s.updated_at[:19], str(s.turns), str(s.incomplete_turns or ""),
-                              s.title or "")
+                              Text(s.title or ""))  # titles are questions: plain text, not markup
             Console().print(table)
             return
         if not store.turns(session_id):
@@ -47,7 +48,11 @@ def trace(
             typer.echo(f"unknown session {session_id!r}; recent sessions: {known or '(none)'}", err=True)
             raise typer.Exit(1)
         if jsonl is not None:
-            count = export_jsonl(store, session_id, jsonl)
+            try:
+                count = export_jsonl(store, session_id, jsonl)
+            except OSError as exc:  # a folder, a missing parent, no permission
+                typer.echo(f"cannot write {jsonl}: {exc.strerror or exc}", err=True)
+                raise typer.Exit(2) from None
             typer.echo(json.dumps({"session_id": session_id, "file": str(jsonl), "records": count}))
             return
         typer.echo(render_text(store, session_id))

@@ -283,6 +283,15 @@ def _unknown(group: registry.Group, name: str) -> str:
     return ""
 
 
+def _check_backend_options(spec: TeamSpec, loc: Loc, add: Any) -> None:
+    """Options a backend's constructor would reject (``kg.options: {bogus: 1}``)."""
+    from kgteam.config.backend_calls import check_call, labels_call, store_call
+
+    call = store_call(spec.kg) if loc == ("kg", "backend") else labels_call(spec.kg)
+    if call is not None and call.options and (problem := check_call(call)):
+        add(call.where, problem)
+
+
 def check_names(spec: TeamSpec, loaded: LoadedYaml, source: str) -> list[ConfigIssue]:
     from kgteam.protocols.payloads import PAYLOAD_TYPES
 
@@ -295,6 +304,8 @@ def check_names(spec: TeamSpec, loaded: LoadedYaml, source: str) -> list[ConfigI
                       (("kg", "labels", "backend"), spec.kg.labels.backend if spec.kg.labels else None)):
         if name and (msg := _unknown("backends", name)):
             add(loc, msg)
+        elif name:
+            _check_backend_options(spec, loc, add)
 
     if spec.playbook and spec.playbook not in playbook_names():
         known = playbook_names()

@@ -18,6 +18,7 @@ import re
 import time
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any, Literal
+from urllib.parse import urlsplit
 
 import openai
 from tenacity import AsyncRetrying, RetryCallState, retry_if_exception, stop_after_attempt
@@ -128,6 +129,22 @@ def _server_message(exc: openai.APIStatusError) -> str:
     return (text or exc.message or "").strip()[:500]
 
 
+def check_base_url(base_url: str) -> str:
+    """``base_url`` if it is an http(s) URL with a host; otherwise a permanent ModelError at once,
+    since a typo like ``notaurl`` would else be retried as a connection failure."""
+    try:
+        parts = urlsplit(str(base_url))
+        ok = parts.scheme in ("http", "https") and bool(parts.hostname)
+        if ok:
+            _ = parts.port  # raises ValueError for a non-numeric or out-of-range port
+    except ValueError:
+        ok = False
+    if not ok:
+        raise ModelError(f"invalid base_url {base_url!r}: expected an http(s) URL with a host, "
+                         "e.g. http://127.0.0.1:8080/v1 or https://api.openai.com/v1", permanent=True)
+    return str(base_url)
+
+
 class OpenAIChatModel:
     """Implements ``ChatModel`` for an OpenAI-compatible ``/chat/completions`` endpoint.
 
@@ -162,7 +179,7 @@ class OpenAIChatModel:
             raise ValueError(f"structured_mode must be one of {STRUCTURED_MODES}, got {structured_mode!r}")
         if max_retries < 0:
             raise ValueError("max_retries must be >= 0")
-        self.base_url = base_url.rstrip("/")
+        self.base_url = check_base_url(base_url).rstrip("/")
         self.model = model
         self.api_key = api_key or os.environ.get("KGTEAM_LLM_API_KEY") or os.environ.get("OPENAI_API_KEY")
         self.timeout_s = float(timeout_s)

@@ -198,6 +198,9 @@ class ScriptedModel:
                 raise ValueError(f"{where}: 'replies' must be a list")
             if "reply" in item and isinstance(reply, list):
                 reply = _as_text(reply)  # a JSON array reply, not a sequence
+            for key in ("match", "regex"):
+                if key in item and not isinstance(item[key], str):
+                    raise ValueError(f"{where}: '{key}' must be a string, not {type(item[key]).__name__}")
             if "regex" in item:
                 try:
                     pattern: str | re.Pattern[str] | None = re.compile(str(item["regex"]), re.DOTALL)
@@ -220,5 +223,8 @@ class ScriptedModel:
         else:
             import yaml
 
-            data = yaml.safe_load(text)
+            try:
+                data = yaml.safe_load(text)
+            except yaml.YAMLError as exc:  # a ValueError, so callers report it like any bad script
+                raise ValueError(f"{p}: invalid YAML: {exc}") from exc
         return cls.from_dict(data, source=str(p))

@@ -100,3 +100,43 @@ async def test_open_team_runs_and_build_team_owns_resources_without_a_stack(spec
     runner = build_team(spec, home=tmp_path / "home")
     assert (await runner.ask("again")).text == "> again"
     runner.resources.close()
+
+
+def test_bad_yaml_script_is_a_build_error_naming_the_file(write, tmp_path):
+    (tmp_path / "bad.yaml").write_text("rules: [ {reply: x\n")
+    spec = load_team(write(TEAM.replace("script: a.json", "script: bad.yaml")))
+    with pytest.raises(TeamBuildError, match="bad.yaml.*invalid YAML"), contextlib.ExitStack() as stack:
+        build_models(spec, stack)
+
+
+def test_local_server_failure_is_a_build_error(write, monkeypatch):
+    import kgteam.llm.local_server as local_server
+
+    monkeypatch.setattr(local_server, "llama_cpp_available", lambda: False)
+    spec = load_team(write(TEAM.replace("{provider: scripted, script: a.json}", "{provider: local}")
+                           .replace("model: {script: b.json, max_tokens: 64}", "model: {max_tokens: 64}")))
+    with pytest.raises(TeamBuildError, match="llama-cpp-python is not installed"), contextlib.ExitStack() as stack:
+        build_models(spec, stack)
+
+
+def test_unknown_store_option_is_a_build_error_with_field_path(tmp_path):
+    kg = KGSpec(backend="sparql", endpoint="http://127.0.0.1:9/sparql", options={"bogus": 1},
+                labels={"backend": "tantivy", "path": str(tmp_path)})
+    with pytest.raises(TeamBuildError, match=r"kg\.options: .*'bogus'.*accepted: .*timeout_s"), \
+            contextlib.ExitStack() as stack:
+        open_kg_tools(kg, stack)
+
+
+def test_bad_store_option_value_is_a_build_error(tmp_path):
+    kg = KGSpec(backend="sparql", endpoint="not a url", labels={"backend": "tantivy", "path": str(tmp_path)})
+    with pytest.raises(TeamBuildError, match=r"^kg: backend 'sparql' cannot be opened: invalid IRI"), \
+            contextlib.ExitStack() as stack:
+        open_kg_tools(kg, stack)
+
+
+def test_labels_folder_that_is_not_an_index_is_a_build_error(tmp_path):
+    (tmp_path / "empty").mkdir()
+    kg = KGSpec(backend="sparql", endpoint="http://127.0.0.1:9/sparql",
+                labels={"backend": "tantivy", "path": str(tmp_path / "empty")})
+    with pytest.raises(TeamBuildError, match=r"kg\.labels\.path: .*no label index"), contextlib.ExitStack() as stack:
+        open_kg_tools(kg, stack)

@@ -248,3 +248,13 @@ def test_shipped_example_teams_load(monkeypatch):
     for path in files:
         spec = load_team(path)
         assert resolve_team(spec).roles, path
+
+
+def test_backend_options_checked_against_the_constructor(write):
+    sparql = ("backend: sparql\n  endpoint: http://127.0.0.1:9/sparql\n  options: {bogus: 1, timeout_s: 5}\n"
+              "  labels: {backend: elastic, url: 'http://127.0.0.1:9', options: {verify_certs: false}}")
+    (issue,) = errors_of(write(GOOD.replace("backend: oxigraph\n  name: metaqa", sparql)))
+    assert (issue.line, issue.field) == (10, "kg.options")
+    assert "'bogus'" in issue.message and "timeout_s" in issue.message  # lists what it accepts
+    ok = write(GOOD.replace("backend: oxigraph\n  name: metaqa", sparql.replace("bogus: 1, ", "")))
+    assert load_team(ok).kg.options == {"timeout_s": 5}  # elastic passes extra options to its client

@@ -298,3 +298,10 @@ async def test_default_max_tokens_applies_only_when_call_gives_none(fake_openai:
     await model.chat(MSGS, role="r")
     await model.chat(MSGS, role="r", max_tokens=5)
     assert [r["max_tokens"] for r in fake_openai.requests] == [99, 5]
+
+
+@pytest.mark.parametrize("url", ["notaurl", "localhost:8080/v1", "ftp://host/v1", "http://", "http://h:port/v1"])
+def test_bad_base_url_is_a_permanent_error_at_construction(url):
+    with pytest.raises(ModelError, match="invalid base_url") as info:
+        OpenAIChatModel(url, "m", api_key="k")
+    assert info.value.permanent is True

@@ -134,9 +134,19 @@ async def test_from_json_file(tmp_path: Path):
         ([{"role": "r", "reply": "x", "colour": "red"}], "unknown field"),
         ([{"role": "r", "replies": "x"}], "must be a list"),
         ("nope", "expected a mapping"),
+        ([{"role": "r", "match": 5, "reply": "x"}], r"rules\[0\]: 'match' must be a string"),
+        ([{"role": "r", "reply": "y"}, {"regex": ["a"], "reply": "x"}], r"rules\[1\]: 'regex' must be a string"),
     ],
 )
 def test_bad_scripts_are_rejected_with_location(rules, message):
     with pytest.raises(ValueError, match=message) as info:
         ScriptedModel.from_dict(rules, source="t.yaml")
     assert "t.yaml" in str(info.value)
+
+
+def test_invalid_yaml_file_is_a_value_error_naming_the_file(tmp_path: Path):
+    path = tmp_path / "broken.yaml"
+    path.write_text("rules: [ {reply: x\n", encoding="utf-8")
+    with pytest.raises(ValueError, match="invalid YAML") as info:
+        ScriptedModel.from_file(path)
+    assert str(path) in str(info.value)
