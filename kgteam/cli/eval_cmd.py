@@ -8,7 +8,7 @@ import json
 import sys
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Annotated, Any
+from typing import Annotated, Any, NoReturn
 
 import typer
 from rich.console import Console
@@ -18,26 +18,46 @@ from kgteam.cli.team_setup import MODEL_HELP, choose_team
 console = Console(stderr=True)
 
 
+def _fail(message: str) -> NoReturn:
+    console.print(f"[red]error:[/red] {message}")
+    raise typer.Exit(2)
+
+
 def _load_items(dataset: str, limit: int | None, seed: int, data_dir: Path | None,
                 where: list[str] | None) -> list[Any]:
     from kgteam.eval.datasets import DatasetError, load_dataset, sample, slice_by
 
+    conds: dict[str, str] = {}
+    for cond in where or []:
+        key, eq, value = cond.partition("=")
+        if not eq or not key.strip():
+            _fail(f"--where {cond!r} is not TAG=VALUE (e.g. --where hops=2)")
+        conds[key.strip()] = value.strip()
     try:
         items = load_dataset(dataset, data_dir)
     except DatasetError as exc:
-        console.print(f"[red]error:[/red] {exc}")
-        raise typer.Exit(2) from None
-    for cond in where or []:
-        key, _, value = cond.partition("=")
-        items = slice_by(items, **{key: value})
-    return sample(items, limit, seed)
+        _fail(str(exc))
+    if conds:
+        everything, items = items, slice_by(items, **conds)
+        if not items:
+            tags = sorted({k for it in everything for k in it.tags})
+            _fail(f"no question of {dataset} ({len(everything)}) matches --where "
+                  f"{' '.join(f'{k}={v}' for k, v in conds.items())} (tags: {', '.join(tags) or 'none'})")
+    items = sample(items, limit, seed)
+    if not items:
+        _fail(f"no questions selected from {dataset} (--limit {limit})")
+    return items
 
 
 def _open_tools(kg: str, stack: contextlib.ExitStack, *, max_rows: int = 10_000, timeout_s: float = 10.0) -> Any:
     from kgteam.tools.kg import open_kg
     from kgteam.tools.kg_tools import KGTools
+    from kgteam.tools.types import ToolError
 
-    graph = open_kg(kg)
+    try:
+        graph = open_kg(kg)
+    except (ToolError, OSError) as exc:  # KGNotFoundError is both
+        _fail(f"cannot open KG {kg!r}: {exc}")
     tools = KGTools(graph.store, graph.labels, max_rows=max_rows, default_timeout_s=timeout_s)
     stack.callback(tools.close)
     return tools
@@ -64,6 +84,24 @@ def _print_summary(summary: dict[str, Any]) -> None:
                            for k in keys))
 
 
+# what must stay the same for the records of one run file to be comparable
+RESUME_KEYS = ("dataset", "team", "model", "kg", "seed", "limit", "where", "judge")
+
+
+def _resume_meta(out: Path, old: dict[str, Any], new: dict[str, Any], *, force: bool) -> dict[str, Any]:
+    """Refuse to resume a run made with another setup (mixed records would be meaningless)."""
+    diffs = [f"{k}: {old[k]!r} in the run file, {new[k]!r} now" for k in RESUME_KEYS
+             if k in old and (sorted(old[k]) if k == "where" and old[k] else old[k]) != new[k]]
+    if diffs and not force:
+        _fail(f"{out} was made with another setup, resuming would mix them:\n  " + "\n  ".join(diffs)
+              + "\nuse a new --out, or --force-resume to append anyway")
+    if not old:
+        return new
+    resumed = [*old.get("resumed", []), {"at": new["started"], "argv": new["argv"],
+                                         **({"forced_differences": diffs} if diffs else {})}]
+    return {**old, "resumed": resumed}
+
+
 def register(app: typer.Typer) -> None:
     """Adds ``eval``, ``report`` and ``diagnose``."""
 
@@ -73,7 +111,7 @@ def register(app: typer.Typer) -> None:
                                                "qald9:test:en, qald10:en, lcquad1:test, or a file")],
         team: Annotated[Path | None, typer.Option("--team", help="team YAML (default: the built-in Triad team)")] = None,
         model: Annotated[str | None, typer.Option("--model", "-m", help=MODEL_HELP)] = None,
-        limit: Annotated[int | None, typer.Option("--limit", help="seeded sample of N questions")] = None,
+        limit: Annotated[int | None, typer.Option("--limit", min=0, help="seeded sample of N questions")] = None,
         seed: Annotated[int, typer.Option("--seed")] = 0,
         concurrency: Annotated[int, typer.Option("--concurrency", min=1)] = 4,
         out: Annotated[Path | None, typer.Option("--out", help="run file (JSONL); an existing file is resumed")] = None,
@@ -85,6 +123,8 @@ def register(app: typer.Typer) -> None:
         data_dir: Annotated[Path | None, typer.Option("--data-dir", envvar="KGTEAM_DATA_DIR")] = None,
         diagnose_only: Annotated[bool, typer.Option("--diagnose", help="retrieval diagnostics only (no LLM); needs --kg")] = False,
         report_dir: Annotated[Path | None, typer.Option("--report", help="also write a report to this folder")] = None,
+        force_resume: Annotated[bool, typer.Option("--force-resume", help="resume even if the run file was made "
+                                                   "with another dataset/team/model/KG/seed/limit")] = False,
     ) -> None:
         """Run a team over a dataset: one JSONL record per question, resumable, with grades and cost."""
         items = _load_items(dataset, limit, seed, data_dir, where)
@@ -95,11 +135,22 @@ def register(app: typer.Typer) -> None:
             _run_diagnostics(items, kg, out, max_hops=3, top_n=5, budget=300, concurrency=concurrency)
             return
         from kgteam.agents.factory import TeamBuildError, build_team
-        from kgteam.eval.report import summarize, write_report
-        from kgteam.eval.runner import read_run, run_eval, write_meta
+        from kgteam.eval.report import latest_records, summarize, write_report
+        from kgteam.eval.runner import read_meta, read_run, run_eval, write_meta
 
         spec, _ = choose_team(team, model=model)  # invalid team files exit 2 with file:line:field
         out = out or _default_out(dataset)
+        try:
+            previous = read_run(out)  # fail before anything runs when the file to resume is corrupt
+        except ValueError as exc:
+            _fail(f"cannot resume {out}: {exc}")
+        meta = {"dataset": dataset, "team": str(team) if team else "built-in triad", "limit": limit, "seed": seed,
+                "where": sorted(where or []), "concurrency": concurrency,
+                "kg": kg or (spec.kg.name or spec.kg.path or spec.kg.endpoint), "judge": judge,
+                "model": getattr(spec.model, "model", None) or getattr(spec.model, "provider", None),
+                "started": datetime.now(UTC).isoformat(timespec="seconds"), "argv": sys.argv[1:]}
+        if previous:
+            meta = _resume_meta(out, read_meta(out), meta, force=force_resume)
         with contextlib.ExitStack() as stack:
             tools = _open_tools(kg, stack) if kg else None
             try:
@@ -109,10 +160,6 @@ def register(app: typer.Typer) -> None:
                 raise typer.Exit(2) from None
             # the team's own model (one local server, not two); judge calls are not counted as the team's
             judge_model = (getattr(runner, "model", None) or _judge_model(spec, stack)) if judge else None
-            meta = {"dataset": dataset, "team": str(team) if team else "built-in triad", "limit": limit, "seed": seed, "concurrency": concurrency,
-                    "kg": kg or (spec.kg.name or spec.kg.path or spec.kg.endpoint), "judge": judge,
-                    "model": getattr(spec.model, "model", None) or getattr(spec.model, "provider", None),
-                    "started": datetime.now(UTC).isoformat(timespec="seconds"), "argv": sys.argv[1:]}
             write_meta(out, meta)
             console.print(f"run file: {out} ({len(items)} questions)")
             summary = asyncio.run(run_eval(items, runner, out, concurrency=concurrency, judge_model=judge_model,
@@ -120,7 +167,8 @@ def register(app: typer.Typer) -> None:
                                            retry_errors=retry_errors))
         console.print(f"done {summary.done}, skipped (resumed) {summary.skipped}, errors {summary.errors}")
         ids = {it.id for it in items}
-        _print_summary(summarize([r for r in read_run(out) if r.id in ids]))
+        # one record per id, the latest (a --retry-errors rerun appends a new record after the old error)
+        _print_summary(summarize(latest_records([r for r in read_run(out) if r.id in ids])))
         if report_dir:
             console.print(f"report: {write_report([out], report_dir)}")
 
@@ -137,14 +185,17 @@ def register(app: typer.Typer) -> None:
             if not run.exists():
                 console.print(f"[red]error:[/red] run file not found: {run}")
                 raise typer.Exit(2)
-        path = write_report(runs, out, title=title)
+        try:
+            path = write_report(runs, out, title=title)
+        except ValueError as exc:  # a corrupt run file (an invalid record before the last line)
+            _fail(str(exc))
         typer.echo(str(path))
 
     @app.command("diagnose")
     def diagnose_command(
         dataset: Annotated[str, typer.Argument(help="dataset name or file (needs topic entities with IRIs)")],
         kg: Annotated[str, typer.Option("--kg", help="KG name or folder")],
-        limit: Annotated[int, typer.Option("--limit")] = 200,
+        limit: Annotated[int, typer.Option("--limit", min=0)] = 200,
         seed: Annotated[int, typer.Option("--seed")] = 0,
         max_hops: Annotated[int, typer.Option("--max-hops", min=1, max=4)] = 3,
         top_n: Annotated[int, typer.Option("--top-n", help="relation paths kept per hop by the similarity filter")] = 5,

@@ -500,6 +500,8 @@ def _load_file(path: Path) -> list[DatasetItem]:
 
 def sample(items: Sequence[DatasetItem], n: int | None, seed: int = 0) -> list[DatasetItem]:
     """A seeded sample of ``n`` items, in dataset order (so runs read like the file)."""
+    if n is not None and n < 0:
+        raise ValueError(f"sample size must be >= 0, got {n}")
     if n is None or n >= len(items):
         return list(items)
     picked = sorted(random.Random(seed).sample(range(len(items)), n))

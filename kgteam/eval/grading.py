@@ -174,19 +174,28 @@ def _ask_query(t: EvidenceTriple) -> str:
     return f"ASK {{ {s} {p} {sparql_iri(t.object)} }}"
 
 
-def _triple_mentions(t: EvidenceTriple, item: Predicted) -> bool:
+def _triple_mentions(t: EvidenceTriple, item: Predicted, kg_labels: dict[str, str]) -> bool:
+    """The triple names the answer by IRI, by its literal object, or by a label *from the KG*.
+
+    The team's ``subject_label``/``object_label`` are never trusted: a real triple with a
+    made-up label must not ground a made-up answer.
+    """
     if item.iri and item.iri in (t.subject, t.object):
         return True
     label = normalize(item.label)
-    names = [t.subject_label, t.object_label, t.object if t.object_is_literal else None]
-    return bool(label) and any(n is not None and normalize(n) == label for n in names)
+    if not label:
+        return False
+    names = [kg_labels.get(t.subject), t.object if t.object_is_literal else kg_labels.get(t.object)]
+    return any(n is not None and normalize(n) == label for n in names)
 
 
 async def check_groundedness(
     triples: Sequence[EvidenceTriple], answer_items: Sequence[Predicted], tools: KGTools
 ) -> GroundednessCheck:
-    """Grounded = at least one cited triple, every cited triple exists in the KG (ASK), and one names the answer."""
+    """Grounded = at least one cited triple, every cited triple exists in the KG (ASK), and one of them
+    names the answer (IRI, literal object, or a label the KG itself gives the subject/object)."""
     out = GroundednessCheck(cited=len(triples))
+    verified: list[EvidenceTriple] = []
     for t in triples:
         try:
             result = await tools.run_sparql(_ask_query(t))
@@ -195,6 +204,13 @@ async def check_groundedness(
             continue
         if result.boolean:
             out.existing += 1
-    out.contains_answer = any(_triple_mentions(t, item) for t in triples for item in answer_items)
+            verified.append(t)
+    iris = {t.subject for t in verified} | {t.object for t in verified if not t.object_is_literal}
+    try:
+        kg_labels = await tools.labels_for(sorted(iris)) if iris else {}
+    except Exception as exc:  # labels unavailable: only IRIs and literal objects can name the answer
+        out.errors.append(f"labels: {type(exc).__name__}: {exc}"[:200])
+        kg_labels = {}
+    out.contains_answer = any(_triple_mentions(t, item, kg_labels) for t in verified for item in answer_items)
     out.grounded = out.cited > 0 and out.existing == out.cited and out.contains_answer
     return out

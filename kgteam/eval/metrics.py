@@ -71,11 +71,13 @@ def _decimals(text: str) -> int:
     return len(t.split(".")[1]) if "." in t else 0
 
 
-def numbers_match(answer: str, gold: str, *, rel_tol: float = 1e-6) -> bool | None:
+def numbers_match(answer: str, gold: str, *, rel_tol: float = 1e-9) -> bool | None:
     """True/False when both sides are numbers; None when one is not a number.
 
-    A rounded answer matches: gold 12.192 vs answer 12.19 (gold rounded to the answer's
-    precision) and gold 12 vs 12.0 both match; 12.2 vs 12.19 does not.
+    Equal up to float noise (``rel_tol``), so gold 12 vs 12.0 matches. A *decimal* answer less
+    precise than the gold matches the gold rounded to the answer's decimals (gold 12.192 vs
+    12.19 or 12.2); an integer answer is never a rounding (``8`` vs 7.6 is wrong), and a more
+    precise answer must equal the gold (12.192 vs 12.19 is wrong).
     """
     a, g = parse_number(answer), parse_number(gold)
     if a is None or g is None:
@@ -83,7 +85,7 @@ def numbers_match(answer: str, gold: str, *, rel_tol: float = 1e-6) -> bool | No
     if math.isclose(a, g, rel_tol=rel_tol, abs_tol=1e-12):
         return True
     da = _decimals(answer)
-    if da < _decimals(gold):
+    if 0 < da < _decimals(gold):
         return math.isclose(round(g, da), a, rel_tol=rel_tol, abs_tol=10 ** (-da - 3))
     return False
 

@@ -395,11 +395,51 @@ class KGTools:
         allowed = {spec["function"]["name"]: spec for spec in self.function_specs()}
         if name not in allowed:
             raise ToolError(f"unknown tool {name!r}; available: {', '.join(sorted(allowed))}")
-        props = allowed[name]["function"]["parameters"]["properties"]
-        extra = set(arguments) - set(props)
-        if extra:
-            raise ToolError(f"unexpected argument(s) for {name}: {', '.join(sorted(extra))}")
+        if not isinstance(arguments, dict):
+            raise ToolError(f"arguments for {name} must be a JSON object, not {type(arguments).__name__}")
+        arguments = _check_arguments(name, allowed[name]["function"]["parameters"], arguments)
         result = await getattr(self, name)(**arguments)
         if isinstance(result, list):
             return [r.model_dump() if hasattr(r, "model_dump") else r for r in result]
         return result.model_dump() if hasattr(result, "model_dump") else result
+
+
+_JSON_TYPES: dict[str, tuple[type, ...]] = {
+    "string": (str,), "integer": (int,), "number": (int, float), "array": (list,), "boolean": (bool,),
+    "object": (dict,),
+}
+
+
+def _check_value(where: str, schema: dict[str, Any], value: Any) -> None:
+    kind = schema.get("type")
+    if kind in _JSON_TYPES:
+        ok = isinstance(value, _JSON_TYPES[kind]) and (kind == "boolean" or not isinstance(value, bool))
+        if not ok:
+            raise ToolError(f"{where} must be {'an' if kind[0] in 'aeiou' else 'a'} {kind}, "
+                            f"not {type(value).__name__} ({value!r:.60})")
+    if "enum" in schema and value not in schema["enum"]:
+        raise ToolError(f"{where} must be one of {', '.join(map(str, schema['enum']))}, not {value!r:.60}")
+    if "minimum" in schema and value < schema["minimum"]:
+        raise ToolError(f"{where} must be >= {schema['minimum']}, not {value!r}")
+    if "maximum" in schema and value > schema["maximum"]:
+        raise ToolError(f"{where} must be <= {schema['maximum']}, not {value!r}")
+    if kind == "array" and "items" in schema:
+        for i, item in enumerate(value):
+            _check_value(f"{where}[{i}]", schema["items"], item)
+
+
+def _check_arguments(name: str, params: dict[str, Any], arguments: dict[str, Any]) -> dict[str, Any]:
+    """Validate an LLM's arguments against the tool's own JSON schema (the one the model was shown), so a
+    bad call is a ToolError the model can read and fix, never a TypeError deep inside the tool."""
+    props = params["properties"]
+    extra = set(arguments) - set(props)
+    if extra:
+        raise ToolError(f"unexpected argument(s) for {name}: {', '.join(sorted(extra))}; "
+                        f"allowed: {', '.join(props)}")
+    missing = [k for k in params.get("required", []) if k not in arguments]
+    if missing:
+        raise ToolError(f"missing required argument(s) for {name}: {', '.join(missing)}")
+    kept = {k: v for k, v in arguments.items() if v is not None or k in params.get("required", [])}
+    for key, value in kept.items():  # an explicit null for an optional argument means "use the default"
+        _check_value(f"{name}.{key}", props[key], value)
+    return kept

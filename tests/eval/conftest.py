@@ -214,7 +214,7 @@ budgets:
 @pytest.fixture
 def triad_team_file(tmp_path_factory, eval_kg_home):
     folder = tmp_path_factory.mktemp("triad")
-    script = {"rules": [{"role": "*", "match": None, "reply": "Sorry, no JSON from me."}]}
+    script = {"rules": [{"role": "*", "reply": "Sorry, no JSON from me."}]}
     (folder / "script.json").write_text(json.dumps(script), encoding="utf-8")
     path = folder / "team.yaml"
     path.write_text(TRIAD_TEAM, encoding="utf-8")

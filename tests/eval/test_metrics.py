@@ -49,6 +49,9 @@ def test_not_missing(text):
     ("12.3", "12.192", False),
     ("12.192", "12.19", False),  # more precise answer must equal the gold
     ("52 000", "52000", True), ("1.2e3", "1200", True), ("13", "12", False),
+    # an integer answer is not a rounding of a decimal gold (was: matched anything within ±0.5)
+    ("8", "7.6", False), ("0", "0.4", False), ("2000", "1999.5", False), ("12", "12.192", False),
+    ("12", "12.0", True), ("0.1", "0.10000000000000001", True),  # float noise still matches
     ("twelve", "12", None), ("12", "Paris", None),
 ])
 def test_numbers(answer, gold, expected):

@@ -334,6 +334,32 @@ async def test_function_specs_and_dispatch(embedded_tools: KGTools) -> None:
         await embedded_tools.call_tool("neighbors", {"iri": E + "Alien", "sql": "x"})
 
 
+@pytest.mark.parametrize(("name", "arguments", "message"), [
+    ("neighbors", {}, "missing required argument(s) for neighbors: iri"),
+    ("run_sparql", {"query": "ASK {}", "limit": "ten"}, "run_sparql.limit must be an integer, not str"),
+    ("run_sparql", {"query": "ASK {}", "limit": True}, "run_sparql.limit must be an integer, not bool"),
+    ("run_sparql", {"query": "ASK {}", "limit": 0}, "run_sparql.limit must be >= 1"),
+    ("labels_for", {"iris": "http://example.org/e/Alien"}, "labels_for.iris must be an array, not str"),
+    ("labels_for", {"iris": [1, 2]}, "labels_for.iris[0] must be a string, not int"),
+    ("neighbors", {"iri": "x", "direction": "sideways"}, "neighbors.direction must be one of out, in, both"),
+    ("neighbors", {"iri": "x", "hops": 2.5}, "neighbors.hops must be an integer"),
+    ("search_entities", {"text": None}, "search_entities.text must be a string, not NoneType"),
+])
+async def test_call_tool_validates_arguments(embedded_tools: KGTools, name, arguments, message) -> None:
+    """A malformed LLM call is a readable ToolError (never a TypeError/ValueError or a per-character loop)."""
+    with pytest.raises(ToolError) as err:
+        await embedded_tools.call_tool(name, arguments)
+    assert message in str(err.value)
+
+
+async def test_call_tool_null_optional_means_default(embedded_tools: KGTools) -> None:
+    out = await embedded_tools.call_tool("run_sparql", {"query": "SELECT ?s WHERE { ?s ?p ?o }", "limit": None,
+                                                        "timeout_s": 5})
+    assert out["rows"]
+    labels = await embedded_tools.call_tool("labels_for", {"iris": [E + "Alien"]})
+    assert labels == {E + "Alien": "Alien"}
+
+
 async def test_from_kg_on_a_loaded_kg(tmp_path, kg_fixture) -> None:
     from kgteam.tools.kg import open_kg
     from kgteam.tools.loading import build_kg

@@ -32,6 +32,14 @@ from kgteam.tools.types import RDFTerm, SparqlResult, ToolError
 
 _CHECK_EVERY = 256
 _WORKER_START_S = 60.0
+REPLACED = "the KG was replaced or removed while open (e.g. by `kgteam load`); reopen it"
+
+
+def store_identity(path: str | Path) -> str:
+    """Which store directory ``path`` is *now*: device and inode. ``kgteam load`` swaps a new folder
+    in under the same name, so the path alone does not say which KG a late opener would read."""
+    st = os.stat(path)
+    return f"{st.st_dev}:{st.st_ino}"
 
 
 def term_from_oxigraph(term: object) -> RDFTerm:
@@ -46,11 +54,24 @@ def term_from_oxigraph(term: object) -> RDFTerm:
     raise ToolError(f"unsupported RDF term in result: {type(term).__name__}")
 
 
-def _sandbox_main(read_fd: int, write_fd: int, path: str, union: bool) -> None:
-    """Worker process: answer (sparql, max_rows) requests until the pipe closes."""
+def _sandbox_main(read_fd: int, write_fd: int, path: str, union: bool, identity: str = "") -> None:
+    """Worker process: answer (sparql, max_rows) requests until the pipe closes.
+
+    Refuses to serve a store other than the parent's: checked before and after opening, so a
+    swap in between is caught too.
+    """
     rx = Connection(read_fd, writable=False)
     tx = Connection(write_fd, readable=False)
-    store = OxigraphStore(path, read_only=True, union_default_graph=union, sandbox_workers=0)
+    try:
+        before = store_identity(path)
+        store = OxigraphStore(path, read_only=True, union_default_graph=union, sandbox_workers=0)
+        after = store_identity(path)
+    except (OSError, ToolError):
+        tx.send(("stale",))
+        return
+    if identity and not (before == after == identity):
+        tx.send(("stale",))
+        return
     tx.send(("ready",))
     while True:
         try:
@@ -73,11 +94,12 @@ class _Worker:
     ``__main__`` (a user's script) in the worker.
     """
 
-    def __init__(self, path: str, union: bool) -> None:
+    def __init__(self, path: str, union: bool, identity: str) -> None:
         to_child_r, self._to_child_w = os.pipe()
         self._from_child_r, from_child_w = os.pipe()
         self.proc = subprocess.Popen(
-            [sys.executable, "-m", __name__, str(to_child_r), str(from_child_w), path, "1" if union else "0"],
+            [sys.executable, "-m", __name__, str(to_child_r), str(from_child_w), path, "1" if union else "0",
+             identity],
             pass_fds=(to_child_r, from_child_w), stdin=subprocess.DEVNULL,
         )
         os.close(to_child_r)
@@ -101,8 +123,8 @@ class _Worker:
 class _SandboxPool:
     """A few long-lived worker processes; a worker that overruns its deadline is killed and replaced."""
 
-    def __init__(self, path: str, union: bool, size: int) -> None:
-        self._path, self._union = path, union
+    def __init__(self, path: str, union: bool, size: int, identity: str) -> None:
+        self._path, self._union, self._identity = path, union, identity
         self._idle: queue.Queue[_Worker | None] = queue.Queue()
         for _ in range(size):
             self._idle.put(None)  # started lazily: importing pyoxigraph in a child costs ~0.3 s
@@ -116,11 +138,18 @@ class _SandboxPool:
             raise ToolError(f"query timed out after {timeout_s:g}s (all query workers busy)") from None
         try:
             if worker is None or not worker.alive():
-                worker = _Worker(self._path, self._union)
+                worker = _Worker(self._path, self._union, self._identity)
                 with self._lock:
                     self._all.add(worker)
                 # Start-up (imports, opening the store) does not count against the query deadline.
-                if not worker.rx.poll(_WORKER_START_S) or worker.rx.recv() != ("ready",):
+                if not worker.rx.poll(_WORKER_START_S):
+                    raise OSError("worker did not start")
+                hello = worker.rx.recv()
+                if hello == ("stale",):
+                    self._discard(worker)
+                    worker = None
+                    raise ToolError(REPLACED)
+                if hello != ("ready",):
                     raise OSError("worker did not start")
             worker.tx.send((sparql, max_rows))
             if not worker.rx.poll(timeout_s):
@@ -172,13 +201,17 @@ class OxigraphStore:
             if read_only:
                 if not self.path.is_dir():
                     raise ToolError(f"no Oxigraph store at {self.path}")
+                self._identity = store_identity(self.path)
                 self._store = pyoxigraph.Store.read_only(str(self.path))
+                if store_identity(self.path) != self._identity:  # swapped while opening: which one is open?
+                    raise ToolError(REPLACED)
             else:
                 self._store = pyoxigraph.Store(str(self.path))
         self.union_default_graph = union_default_graph
         self._sandbox: _SandboxPool | None = None
         if self.path is not None and read_only and sandbox_workers > 0:
-            self._sandbox = _SandboxPool(str(self.path), union_default_graph, sandbox_workers)
+            # workers start lazily (and restart after a killed query): they must open *this* store
+            self._sandbox = _SandboxPool(str(self.path), union_default_graph, sandbox_workers, self._identity)
 
     @property
     def store(self) -> pyoxigraph.Store:
@@ -256,4 +289,5 @@ class OxigraphStore:
 
 
 if __name__ == "__main__":  # the run_sparql worker process (see _Worker)
-    _sandbox_main(int(sys.argv[1]), int(sys.argv[2]), sys.argv[3], sys.argv[4] == "1")
+    _sandbox_main(int(sys.argv[1]), int(sys.argv[2]), sys.argv[3], sys.argv[4] == "1",
+                  sys.argv[5] if len(sys.argv) > 5 else "")

@@ -1,0 +1,107 @@
+"""`kgteam eval/report/diagnose` edge cases: retry-errors summary, clear errors instead of tracebacks,
+and refusing to resume a run file made with another setup."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from typer.testing import CliRunner
+
+from kgteam.cli.app import app
+from kgteam.eval.datasets import write_jsonl
+from kgteam.eval.runner import read_meta, read_run
+
+
+@pytest.fixture
+def three_items(metaqa_sample, tmp_path):
+    """The first three sample questions (all scripted right by ``eval_team_file``) as a dataset file."""
+    path = tmp_path / "three.jsonl"
+    write_jsonl(metaqa_sample[0][:3], path)
+    return path
+
+
+def _no_traceback(result) -> None:
+    assert result.exit_code == 2, result.output
+    assert "Traceback" not in result.output and "error:" in result.output
+    assert not isinstance(result.exception, Exception) or isinstance(result.exception, SystemExit)
+
+
+def test_retry_errors_summary_counts_the_latest_record_per_id(eval_team_file, three_items, tmp_path):
+    out = tmp_path / "run.jsonl"
+    args = ["eval", str(three_items), "--team", str(eval_team_file), "--out", str(out), "--concurrency", "1"]
+    first = CliRunner().invoke(app, args)
+    assert first.exit_code == 0, first.output
+    records = read_run(out)
+    assert len(records) == 3 and all(r.grading.grade == "accurate" for r in records)
+    # make the middle question an error record, as if it had failed
+    lines = out.read_text(encoding="utf-8").splitlines()
+    broken = json.loads(lines[1])
+    broken.update(status="error", error="RuntimeError: boom", grading={"grade": "missing", "decided_by": "rule:error"})
+    lines[1] = json.dumps(broken)
+    out.write_text("\n".join(lines) + "\n", encoding="utf-8")
+
+    again = CliRunner().invoke(app, [*args, "--retry-errors"])
+    assert again.exit_code == 0, again.output
+    assert "done 1, skipped (resumed) 2, errors 0" in again.output
+    assert [r.status for r in read_run(out)] == ["ok", "error", "ok", "ok"]  # the old error stays in the file
+    assert "n=3 " in again.output and "errors=0" in again.output and "accuracy=1.000" in again.output
+
+
+def test_unknown_kg_is_a_clear_error(eval_kg_home, three_items):
+    for cmd in (["eval", str(three_items), "--kg", "nope"], ["diagnose", str(three_items), "--kg", "nope"]):
+        result = CliRunner().invoke(app, cmd)
+        _no_traceback(result)
+        assert "nope" in result.output
+
+
+def test_corrupt_run_file_is_a_clear_error(eval_team_file, three_items, tmp_path):
+    out = tmp_path / "run.jsonl"
+    args = ["eval", str(three_items), "--team", str(eval_team_file), "--out", str(out), "--concurrency", "1"]
+    assert CliRunner().invoke(app, args).exit_code == 0
+    lines = out.read_text(encoding="utf-8").splitlines()
+    lines[1] = lines[1][:40]  # garbage in the middle: not a torn last line
+    out.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    before = out.read_bytes()
+    rep = CliRunner().invoke(app, ["report", str(out), "--out", str(tmp_path / "rep")])
+    _no_traceback(rep)
+    assert "invalid record" in rep.output
+    resumed = CliRunner().invoke(app, args)
+    _no_traceback(resumed)
+    assert "cannot resume" in resumed.output and out.read_bytes() == before
+
+
+def test_bad_limit_and_where_are_clear_errors(three_items):
+    neg = CliRunner().invoke(app, ["eval", str(three_items), "--limit", "-1"])
+    assert neg.exit_code == 2 and "Traceback" not in neg.output and "--limit" in neg.output
+    neg = CliRunner().invoke(app, ["diagnose", str(three_items), "--kg", "x", "--limit", "-1"])
+    assert neg.exit_code == 2 and "--limit" in neg.output
+    bad = CliRunner().invoke(app, ["eval", str(three_items), "--where", "hops"])
+    _no_traceback(bad)
+    assert "TAG=VALUE" in bad.output
+    empty = CliRunner().invoke(app, ["eval", str(three_items), "--where", "hops=7"])
+    _no_traceback(empty)
+    assert "matches --where hops=7" in empty.output and "hops" in empty.output
+    zero = CliRunner().invoke(app, ["eval", str(three_items), "--limit", "0"])
+    _no_traceback(zero)
+    assert "no questions selected" in zero.output
+
+
+def test_resume_with_another_setup_is_refused(eval_team_file, three_items, tmp_path):
+    out = tmp_path / "run.jsonl"
+    args = ["eval", str(three_items), "--team", str(eval_team_file), "--out", str(out), "--concurrency", "1",
+            "--limit", "2"]
+    assert CliRunner().invoke(app, args).exit_code == 0
+    meta_before = read_meta(out)
+    for change in (["--seed", "5"], ["--limit", "3"]):
+        result = CliRunner().invoke(app, [*args, *change])
+        _no_traceback(result)
+        assert "another setup" in result.output and "--force-resume" in result.output
+    assert len(read_run(out)) == 2 and read_meta(out) == meta_before  # nothing appended, metadata kept
+    result = CliRunner().invoke(app, [*args, "--limit", "3", "--force-resume"])
+    assert result.exit_code == 0, result.output
+    meta = read_meta(out)
+    assert meta["limit"] == 2 and meta["resumed"][0]["forced_differences"]  # original setup + what changed
+    assert len(read_run(out)) == 3
+    same = CliRunner().invoke(app, args)  # the same setup resumes as before
+    assert same.exit_code == 0 and "done 0" in same.output
