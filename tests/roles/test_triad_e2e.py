@@ -144,3 +144,20 @@ async def test_llm_budget_stop_still_gives_the_grounded_answer_so_far(small_tool
     answer = await team.ask("who directed Tracker")
     assert answer.stopped_by == "max_llm_calls"
     assert answer.grounded and [v.label for v in answer.values] == ["Ian Sharp"]  # from Advisor.finalize
+
+
+async def test_empty_question_is_answered_unknown_without_retries_or_model_calls(small_tools):
+    for text in ("", "  "):
+        model = ScriptedModel()  # unscripted: any call would fail
+        trace = ListTrace()
+        answer = await runner(model, small_tools, trace).ask(text)
+        assert answer.status == "unknown" and "I don't know" in answer.text
+        assert model.calls == [] and not [e for e in trace.events if e.get("event") == "retry"]
+
+
+async def test_a_question_with_no_known_entity_stops_without_retries(small_tools):
+    trace = ListTrace()
+    model = ScriptedModel().add("*", None, "not json")  # every parse falls back to the label index
+    answer = await runner(model, small_tools, trace).ask("who directed the film nobody has heard of")
+    assert answer.status == "unknown" and "I don't know" in answer.text
+    assert not [e for e in trace.events if e.get("event") == "retry"]

@@ -9,9 +9,10 @@ marked ``grounded=False``.
 
 from __future__ import annotations
 
+import re
 from typing import Any, ClassVar
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, ConfigDict, Field
 
 from kgteam.prompts import fence
 from kgteam.protocols.envelope import Envelope
@@ -20,6 +21,7 @@ from kgteam.protocols.payloads import (
     Answer,
     AnswerType,
     AnswerValue,
+    EntityCandidates,
     Payload,
     QueryCandidates,
     QueryResult,
@@ -35,6 +37,8 @@ from kgteam.tools.types import ToolError
 
 
 class AdvisorSettings(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
     use_model: bool = Field(True, description="let the model phrase grounded answers")
     max_retries: int = Field(3, ge=0, description="Triad's T; the supervisor's max_retries also applies")
     max_repairs: int = Field(1, ge=0, le=3)
@@ -50,6 +54,42 @@ class PhrasedAnswer(BaseModel):
 class OwnAnswer(BaseModel):
     answers: list[str] = Field(default_factory=list, max_length=20)
     answer: str = ""
+
+
+_URL = re.compile(r"(?:https?://|www\.)\S+|\b[\w-]+\.(?:com|org|net|io|info|example|xyz|ru)\b", re.IGNORECASE)
+_NEGATION = re.compile(r"\b(?:not|never|no|none|nobody|nothing|neither|nor)\b|n't\b", re.IGNORECASE)
+_DIGITS = re.compile(r"\d+")
+_CAPWORD = re.compile(r"\b[A-Z][\w'-]*")
+_SENTENCE_START = re.compile(r"(?:^\s*|[.?!:;]\s+)$")
+
+
+def wording_problem(answer: str, listed: list[str], plain: str, question: str) -> str | None:
+    """Why a model's wording of a grounded answer may not be shown, or None.
+
+    Only the listed names may carry content: once they are removed, the rest must be glue
+    (no links, no numbers or capitalised names the question and results do not hold, no
+    negation that could contradict the KG) and not much longer than the plain list.
+    """
+    rest = answer
+    for name in sorted(listed, key=len, reverse=True):
+        rest = re.sub(re.escape(name), " ", rest, flags=re.IGNORECASE)
+    if _URL.search(rest):
+        return "the answer must not contain links"
+    known_digits = set(_DIGITS.findall(question)) | {d for n in listed for d in _DIGITS.findall(n)}
+    extra = [d for d in _DIGITS.findall(rest) if d not in known_digits]
+    if extra:
+        return f"the answer must not add numbers the results do not hold: {extra[:3]}"
+    if _NEGATION.search(rest):
+        return "state the results; do not negate or contradict them"
+    q_words = {w.lower() for w in re.findall(r"[\w'-]+", question)}
+    names = [m.group(0) for m in _CAPWORD.finditer(rest)
+             if m.group(0).lower() not in q_words and m.group(0) != "I"
+             and not _SENTENCE_START.search(rest[: m.start()])]
+    if names:
+        return f"the answer must not name anything besides the results: {names[:3]}"
+    if len(answer) > 2 * len(plain) + 100:
+        return "the answer is much longer than the results; keep it short"
+    return None
 
 
 def _join(labels: list[str], limit: int) -> str:
@@ -80,6 +120,11 @@ class Advisor(Role):
             return [answer]
         retries = len(all_of(ctx, RetrySignal))
         budget_left = ctx.budgets.remaining("max_retries")
+        hopeless = self._hopeless(ctx, message, question)
+        if hopeless:
+            ctx.trace.record("retry_skipped", role=self.instance_name, reason=hopeless)
+            return [Answer(text=f"I don't know: {hopeless}.", status="unknown", grounded=False,
+                           fallbacks=fallback_keys(getattr(ctx.trace, "events", [])))]
         if retries < self.cfg.max_retries and budget_left > 0:
             return [self._retry(ctx, result, retries + 1)]
         return [await self._own_knowledge(ctx, question)]
@@ -128,7 +173,7 @@ class Advisor(Role):
             missing = [n for n in listed if n.lower() not in out.answer.lower()]
             if missing:
                 return f"the answer must name every result; missing: {missing[:5]}"
-            return None
+            return wording_problem(out.answer, listed, _join(listed, len(listed)), question)
 
         res = await produce(ctx, role=self.instance_name, decision="answer", prompt="advisor_answer",
                             output=PhrasedAnswer, values={"question": fence(question, tag="question"),
@@ -179,6 +224,34 @@ class Advisor(Role):
         return triples[: self.cfg.max_evidence_triples], entity
 
     # ------------------------------------------------------------------ retry
+    @staticmethod
+    def _hopeless(ctx: RoleContext, message: Envelope, question: str) -> str | None:
+        """Why no retry (and no own-knowledge guess) can help, or None.
+
+        An empty question has nothing to answer. A ``no_entity`` result with no mention at all
+        (no entity candidates this attempt) cannot change with a wider K, and a second
+        ``no_entity`` after a widened search would repeat the same search.
+        """
+        if not question.strip():
+            return "the question is empty"
+        result = message.payload
+        if not isinstance(result, QueryResult) or result.error != "no_entity":
+            return None
+        mention_found = False
+        for env in reversed(ctx.transcript):
+            if env is message or env.id == message.id or env.payload is result:
+                continue
+            if isinstance(env.payload, (QueryResult, RetrySignal)):
+                break
+            if isinstance(env.payload, EntityCandidates):
+                mention_found = True
+                break
+        if not mention_found:
+            return "no entity of the question was found in the knowledge graph"
+        if any(r.reason == "no_entity" for r in all_of(ctx, RetrySignal)):
+            return "no entity matching the question's mention was found, even with a wider search"
+        return None
+
     def _retry(self, ctx: RoleContext, result: QueryResult, attempt: int) -> RetrySignal:
         """Each attempt changes something: hop count first, then a wider candidate set."""
         templates = all_of(ctx, SparqlTemplate)
@@ -209,9 +282,7 @@ class Advisor(Role):
         fallbacks = fallback_keys(getattr(ctx.trace, "events", []))
         if self.cfg.own_knowledge and self.cfg.use_model:
             def validate(out: OwnAnswer) -> str | None:
-                if not (out.answer.strip() or out.answers):
-                    return "give an answer (or an empty list if you do not know)"
-                return None
+                return None  # an empty reply is the prompt's "I do not know", not an error
 
             res = await produce(ctx, role=self.instance_name, decision="own_knowledge",
                                 prompt="advisor_own_knowledge", output=OwnAnswer,

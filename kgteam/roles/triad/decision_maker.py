@@ -16,7 +16,7 @@ import itertools
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, ConfigDict, Field
 from rapidfuzz import fuzz
 
 from kgteam.prompts import fence
@@ -62,6 +62,8 @@ SKIP_PREDICATES = frozenset({
 
 
 class DecisionMakerSettings(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
     use_model: bool = True
     k_entities: int = Field(2, ge=1, le=10)
     k_relations: int = Field(2, ge=1, le=10)

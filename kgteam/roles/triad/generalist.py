@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import ClassVar
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, ConfigDict, Field
 
 from kgteam.prompts import fence
 from kgteam.protocols.envelope import Envelope
@@ -32,6 +32,8 @@ from kgteam.roles.triad.templates import TemplateError, chain_template, parse_ch
 
 
 class GeneralistSettings(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
     use_model: bool = True
     max_repairs: int = Field(1, ge=0, le=3)
     max_hops: int = Field(2, ge=1, le=2, description="the decision maker fills chains of 1-2 hops")
@@ -66,7 +68,7 @@ class Generalist(Role):
         det = analyse(question, mentions[0] if mentions else None, force_hops=hint.hops)
         det.hops = min(det.hops, self.cfg.max_hops)
         plan = det
-        if self.cfg.use_model:
+        if self.cfg.use_model and plain.strip():  # an empty question has nothing for the model to parse
             plan = await self._model_parse(ctx, question, plain, mentions, det, hint)
         template = chain_template(plan.hops)
         ctx.trace.record("parse", role=self.instance_name, mention=plan.mention.text if plan.mention else None,

@@ -82,7 +82,8 @@ def _word_spans(text: str) -> list[tuple[int, int]]:
     return [(m.start(), m.end()) for m in _WORD.finditer(text)]
 
 
-def _is_exact(hit: LabelHit, span_text: str) -> bool:
+def is_exact_hit(hit: LabelHit, span_text: str) -> bool:
+    """The label index knows `span_text` exactly (shared with the contextualizer's title check)."""
     return hit.exact or normalise(hit.matched) == normalise(span_text) or normalise(hit.label) == normalise(span_text)
 
 
@@ -117,7 +118,7 @@ async def spot_mentions(question: str, tools: KGTools, *, max_ngram: int = 10, k
                 continue
             text = question[spans[i][0] : spans[i + n - 1][1]]
             hits = await tools.search_entities(text, k=k)
-            exact = [h for h in hits if _is_exact(h, text)]
+            exact = [h for h in hits if is_exact_hit(h, text)]
             if exact:
                 found.append(Mention(text, i, i + n, hits))
                 for j in range(i, i + n):
