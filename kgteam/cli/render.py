@@ -10,59 +10,10 @@ from rich.table import Table
 from rich.text import Text
 
 from kgteam.protocols.envelope import Envelope
-from kgteam.protocols.payloads import Answer, Payload
+from kgteam.protocols.payloads import Answer, shorten
 
-MAX_SUMMARY = 110
 _ROLE_STYLES = ("cyan", "magenta", "green", "yellow", "blue", "bright_cyan", "bright_magenta", "bright_green")
 STATUS_STYLES = {"answered": "bold green", "unknown": "bold yellow", "refused": "bold yellow", "error": "bold red"}
-
-
-def _short(text: str, limit: int = MAX_SUMMARY) -> str:
-    text = " ".join(str(text).split())
-    return text if len(text) <= limit else text[: limit - 1] + "…"
-
-
-def _labels(cands: list[Any], n: int = 3) -> str:
-    shown = ", ".join(c.label or c.iri for c in cands[:n])
-    return shown + (f" (+{len(cands) - n})" if len(cands) > n else "")
-
-
-def summarize(payload: Payload) -> str:
-    """A one-line gist of a payload, readable by someone watching the team work."""
-    p: Any = payload
-    match payload.kind:
-        case "question":
-            rewritten = p.original_text and p.original_text.strip() != p.text.strip()
-            return _short(p.text) + (f"  [rewritten from: {_short(p.original_text, 50)}]" if rewritten else "")
-        case "triple_patterns":
-            return _short("; ".join(f"<{t.subject}, {t.predicate}, {t.object}>" for t in p.patterns))
-        case "answer_type":
-            return f"{p.type}{' list' if p.is_list else ''}"
-        case "sparql_template":
-            return _short(p.template)
-        case "entity_candidates":
-            return _short(f"{p.mention!r} → {_labels(p.candidates)}")
-        case "relation_candidates":
-            return _short(f"{p.phrase!r} → {_labels(p.candidates)}")
-        case "query_candidates":
-            sel = f", selected #{p.selected}" if p.selected is not None else ""
-            return f"{len(p.queries)} queries{sel}"
-        case "query_result":
-            return f"{len(p.rows)} rows" + (f", error: {_short(p.error, 60)}" if p.error else "")
-        case "retry_signal":
-            return _short(f"retry {p.phase} #{p.attempt} ({p.reason}) {p.hint}")
-        case "budget_exceeded":
-            return f"{p.budget} exhausted ({p.used:g} of {p.limit:g})"
-        case "grade":
-            return f"{p.grader}: {'yes' if p.verdict else 'no'} {_short(p.reason, 60)}"
-        case "documents":
-            return f"{len(p.documents)} documents"
-        case "subgraph":
-            return f"{len(p.triples)} triples"
-        case "answer":
-            return _short(f"[{p.status}] {p.text}")
-    data = payload.model_dump(exclude={"kind"})
-    return _short(", ".join(f"{k}={v}" for k, v in data.items()))
 
 
 class RoleColors:
@@ -87,7 +38,7 @@ def event_line(env: Envelope, colors: RoleColors | None = None) -> Text:
     if env.attempt:
         line.append(f" (retry {env.attempt})", style="yellow")
     line.append(": ")
-    line.append(summarize(env.payload))
+    line.append(env.payload.summary())
     if env.usage.llm_calls:
         line.append(f"  [{env.usage.llm_calls} LLM, {env.usage.total_tokens} tok, {env.usage.seconds:.2f}s]",
                     style="dim")
@@ -132,9 +83,9 @@ def answer_renderable(answer: Answer, *, max_triples: int = 12, show_queries: bo
             suffix = f"  -- {q.row_count} rows" + (f", error: {q.error}" if q.error else "")
             parts.append(Text("  " + " ".join(q.sparql.split()) + suffix, style="dim cyan"))
     for doc in ev.documents[:5]:
-        parts.append(Text(f"doc {doc.title or doc.id}: {_short(doc.text, 80)}", style="dim"))
+        parts.append(Text(f"doc {doc.title or doc.id}: {shorten(doc.text, 80)}", style="dim"))
     for ax in ev.axioms[:5]:
-        parts.append(Text(f"axiom: {_short(ax.text, 100)}", style="dim"))
+        parts.append(Text(f"axiom: {shorten(ax.text, 100)}", style="dim"))
     if answer.fallbacks:
         parts.append(Text("fallbacks: " + ", ".join(answer.fallbacks), style="yellow"))
     parts.append(Text("cost: " + cost_text(answer), style="dim"))

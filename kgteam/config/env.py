@@ -6,11 +6,13 @@ import os
 import re
 from collections.abc import Mapping
 
+from kgteam.protocols.errors import KgteamError
+
 # ${NAME} or ${NAME:-default}; "$${" escapes a literal "${".
 _REF = re.compile(r"\$\$\{|\$\{([A-Za-z_][A-Za-z0-9_]*)(?::-([^}]*))?\}")
 
 
-class MissingEnvVar(KeyError):
+class MissingEnvVar(KgteamError, KeyError):
     """An ``${NAME}`` reference without default whose variable is not set."""
 
     def __init__(self, name: str):

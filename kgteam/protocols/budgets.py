@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from kgteam.protocols.errors import KgteamError
+
 
 class Budgets(BaseModel):
     """Per-question limits. ``None`` would mean unlimited; every budget has a safe default."""
@@ -29,7 +31,7 @@ class BudgetUsage(BaseModel):
     seconds: float = 0.0
 
 
-class BudgetExhausted(Exception):
+class BudgetExhausted(KgteamError):
     """Raised inside a role (e.g. by the accounted model) when a budget is spent.
 
     Roles should not catch it: the supervisor turns it into ``BudgetExceeded`` and a final answer.

@@ -1,4 +1,11 @@
-"""The envelope: routing and accounting around every payload on the bus."""
+"""The envelope: routing, lineage and accounting around every payload on the bus.
+
+``parents`` are the ids of the messages an output answers (one for a normal step, several for
+a join); ``step`` is the id of the step that produced it, shared by everything one role returned
+for one message, so a role can read what was produced *together* with its input (the patterns
+that came with a template). ``branch`` says which alternative line of work a message belongs to;
+``depth`` counts hops/levels on that branch; ``attempt`` counts retries.
+"""
 
 from __future__ import annotations
 
@@ -12,18 +19,19 @@ from kgteam.protocols.evidence import Usage
 from kgteam.protocols.payloads import Payload, payload_from_dict
 
 
-def _new_id() -> str:
+def new_id() -> str:
     return uuid.uuid4().hex
 
 
 class Envelope(BaseModel):
-    id: str = Field(default_factory=_new_id)
+    id: str = Field(default_factory=new_id)
     session_id: str
     turn: int = 0  # index of the question within the session
     sender: str  # role name, "user" or "supervisor"
     kind: str = ""
     payload: Payload
     parents: list[str] = Field(default_factory=list)
+    step: str = ""  # the step that produced it (co-products share it); "" for the user's question
     depth: int = 0
     branch: int = 0
     attempt: int = 0

@@ -1,17 +1,28 @@
 """Payload kinds exchanged on the conversation bus.
 
 Every payload has a literal ``kind`` so routing, persistence and replay can recover the type
-from JSON alone. Keep payloads small and explicit; add fields, never repurpose them.
-Plugins may add kinds with :func:`register_payload`.
+from JSON alone. Keep payloads small and explicit; add fields, never repurpose them. Values a
+route may test (phases, outcomes, statuses) are ``Literal`` types, so a team file that routes on
+a value the payload cannot take is rejected when it is loaded, not silently never matched.
+Every payload has a one-line :meth:`Payload.summary` that the trace, the chat and the web UI
+show. Plugins may add kinds with :func:`register_payload`.
 """
 
 from __future__ import annotations
 
 from typing import Any, Literal
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, Field, SerializeAsAny, field_validator, model_validator
 
 from kgteam.protocols.evidence import Evidence, EvidenceDocument, EvidenceTriple, Usage
+
+SUMMARY_CHARS = 110
+
+
+def shorten(text: str, limit: int = SUMMARY_CHARS) -> str:
+    """One line, at most ``limit`` characters (an ellipsis marks the cut)."""
+    text = " ".join(str(text).split())
+    return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
 class Payload(BaseModel):
@@ -19,17 +30,33 @@ class Payload(BaseModel):
 
     kind: str
 
+    def summary(self) -> str:
+        """A one-line gist for people watching the team work (trace, chat, web UI)."""
+        data = self.model_dump(exclude={"kind"})
+        return shorten(", ".join(f"{k}={v}" for k, v in data.items()))
+
 
 class Question(Payload):
     kind: Literal["question"] = "question"
     text: str
     original_text: str | None = None  # the user's words before the contextualizer rewrote them
 
+    def summary(self) -> str:
+        rewritten = self.original_text and self.original_text.strip() != self.text.strip()
+        note = f"  [rewritten from: {shorten(self.original_text or '', 50)}]" if rewritten else ""
+        return shorten(self.text) + note
+
+
+RouteName = Literal["kg", "web", "both"]
+
 
 class RouteDecision(Payload):
     kind: Literal["route_decision"] = "route_decision"
-    route: str  # e.g. "kg", "web"
+    route: RouteName
     reason: str = ""
+
+    def summary(self) -> str:
+        return shorten(f"{self.route}: {self.reason}")
 
 
 class TriplePattern(BaseModel):
@@ -44,6 +71,9 @@ class TriplePatterns(Payload):
     kind: Literal["triple_patterns"] = "triple_patterns"
     patterns: list[TriplePattern]
 
+    def summary(self) -> str:
+        return shorten("; ".join(f"<{t.subject}, {t.predicate}, {t.object}>" for t in self.patterns))
+
 
 AnswerTypeName = Literal["resource", "number", "date", "boolean", "string"]
 
@@ -52,6 +82,9 @@ class AnswerType(Payload):
     kind: Literal["answer_type"] = "answer_type"
     type: AnswerTypeName
     is_list: bool = True
+
+    def summary(self) -> str:
+        return f"{self.type}{' list' if self.is_list else ''}"
 
 
 class SparqlTemplate(Payload):
@@ -62,12 +95,20 @@ class SparqlTemplate(Payload):
     entity_placeholders: list[str] = Field(default_factory=list)
     relation_placeholders: list[str] = Field(default_factory=list)
 
+    def summary(self) -> str:
+        return shorten(self.template)
+
 
 class Candidate(BaseModel):
     iri: str
     label: str
     score: float = 0.0
-    source: str = ""  # "search", "traversal", "llm", "fallback"
+    source: str = ""  # "search", "traversal:out", "llm", "fallback" (display only)
+
+
+def _labels(cands: list[Candidate], n: int = 3) -> str:
+    shown = ", ".join(c.label or c.iri for c in cands[:n])
+    return shown + (f" (+{len(cands) - n})" if len(cands) > n else "")
 
 
 class EntityCandidates(Payload):
@@ -76,6 +117,9 @@ class EntityCandidates(Payload):
     placeholder: str | None = None
     candidates: list[Candidate]
 
+    def summary(self) -> str:
+        return shorten(f"{self.mention!r} → {_labels(self.candidates)}")
+
 
 class RelationCandidates(Payload):
     kind: Literal["relation_candidates"] = "relation_candidates"
@@ -83,10 +127,28 @@ class RelationCandidates(Payload):
     placeholder: str | None = None
     candidates: list[Candidate]
 
+    def summary(self) -> str:
+        return shorten(f"{self.phrase!r} → {_labels(self.candidates)}")
+
+
+Direction = Literal["out", "in"]
+
+
+class RelationBinding(BaseModel):
+    """A relation placeholder filled with a KG predicate, in the direction it was observed."""
+
+    placeholder: str
+    iri: str
+    direction: Direction = "out"
+
 
 class CandidateQuery(BaseModel):
+    """One filling of a template: the query, what filled it, and what it returned."""
+
     sparql: str
-    bindings: dict[str, str] = Field(default_factory=dict)  # placeholder -> IRI
+    key: str = ""  # identifies the filling, so a retry can exclude what was tried
+    entity: str | None = None  # the IRI bound to the entity placeholder
+    relations: list[RelationBinding] = Field(default_factory=list)
     row_count: int | None = None
     error: str | None = None
 
@@ -96,14 +158,33 @@ class QueryCandidates(Payload):
     queries: list[CandidateQuery]
     selected: int | None = None
 
+    def summary(self) -> str:
+        sel = f", selected #{self.selected}" if self.selected is not None else ""
+        return f"{len(self.queries)} queries{sel}"
+
+
+QueryOutcome = Literal["ok", "empty_result", "no_entity", "query_error"]
+
 
 class QueryResult(Payload):
     kind: Literal["query_result"] = "query_result"
     sparql: str
     variables: list[str] = Field(default_factory=list)
     rows: list[dict[str, Any]] = Field(default_factory=list)
-    error: str | None = None
+    outcome: QueryOutcome = "ok"
+    error: str | None = None  # a readable message when the outcome is not "ok"
     triples: list[EvidenceTriple] = Field(default_factory=list)  # the facts the rows rest on
+
+    @model_validator(mode="after")
+    def _empty_is_not_ok(self) -> QueryResult:
+        if self.outcome == "ok" and not self.rows:
+            self.outcome = "empty_result"
+        return self
+
+    def summary(self) -> str:
+        if self.outcome == "ok":
+            return f"{len(self.rows)} rows"
+        return f"{self.outcome}" + (f": {shorten(self.error, 60)}" if self.error else "")
 
 
 class RetrievalPlan(Payload):
@@ -113,11 +194,17 @@ class RetrievalPlan(Payload):
     hops: int = 1
     sufficient: bool = False
 
+    def summary(self) -> str:
+        return f"{len(self.topic_entities)} topic entities, {self.hops} hop(s), sufficient={self.sufficient}"
+
 
 class Subgraph(Payload):
     kind: Literal["subgraph"] = "subgraph"
     triples: list[EvidenceTriple]
     source: str = ""
+
+    def summary(self) -> str:
+        return f"{len(self.triples)} triples"
 
 
 class PseudoGraph(Payload):
@@ -125,11 +212,20 @@ class PseudoGraph(Payload):
     triples: list[TriplePattern]
     code: str = ""
 
+    def summary(self) -> str:
+        return f"{len(self.triples)} pseudo-triples"
+
 
 class Axiom(Payload):
+    """A general rule (R3) whose premises are checkable facts; alternatives are ranked by ``score``."""
+
     kind: Literal["axiom"] = "axiom"
     text: str
     premises: list[str] = Field(default_factory=list)
+    score: float | None = None
+
+    def summary(self) -> str:
+        return shorten(self.text)
 
 
 class MissingInfo(Payload):
@@ -137,10 +233,16 @@ class MissingInfo(Payload):
     description: str
     next_entity: str | None = None
 
+    def summary(self) -> str:
+        return shorten(self.description + (f" → expand {self.next_entity}" if self.next_entity else ""))
+
 
 class Documents(Payload):
     kind: Literal["documents"] = "documents"
     documents: list[EvidenceDocument]
+
+    def summary(self) -> str:
+        return f"{len(self.documents)} documents"
 
 
 class Grade(Payload):
@@ -149,20 +251,52 @@ class Grade(Payload):
     verdict: bool
     reason: str = ""
 
+    def summary(self) -> str:
+        return f"{self.grader}: {'yes' if self.verdict else 'no'} {shorten(self.reason, 60)}"
+
+
+RetryPhase = Literal["parsing", "linking", "query", "retrieval", "generation", "grading"]
+RetryReason = Literal["empty_result", "no_entity", "query_error", "grader_no", "unsupported", "low_confidence"]
+
+
+class RetryHint(BaseModel):
+    """What must differ in the next attempt; exact for deterministic code, readable in a prompt."""
+
+    note: str = ""
+    hops: int | None = Field(None, ge=1, le=3)  # read the question with this many hops
+    k: int | None = Field(None, ge=1, le=50)  # keep this many candidates
+    exclude: list[str] = Field(default_factory=list)  # CandidateQuery.key values already tried
+    tried_hops: list[int] = Field(default_factory=list)
+
+    def text(self) -> str:
+        """The hint as a sentence for a prompt."""
+        parts = [self.note] if self.note else []
+        if self.hops:
+            parts.append(f"read the question as {self.hops} hop(s)")
+        if self.k:
+            parts.append(f"keep {self.k} candidates")
+        if self.exclude:
+            parts.append(f"{len(self.exclude)} combination(s) already tried")
+        return "; ".join(parts)
+
 
 class RetrySignal(Payload):
     """Typed request to redo an earlier phase; the supervisor bounds these by ``max_retries``."""
 
     kind: Literal["retry_signal"] = "retry_signal"
-    phase: str  # which phase to redo, e.g. "parsing", "linking", "query"
-    reason: str  # "empty_result", "query_error", "grader_no", ...
-    hint: str = ""
+    phase: RetryPhase
+    reason: RetryReason
+    hint: RetryHint = Field(default_factory=RetryHint)
     attempt: int = 1
+
+    def summary(self) -> str:
+        return shorten(f"retry {self.phase} #{self.attempt} ({self.reason}) {self.hint.text()}")
 
 
 BudgetName = Literal[
     "max_depth", "max_breadth", "max_retries", "max_turns", "max_llm_calls", "max_tokens", "timeout_s"
 ]
+PruneReason = Literal["max_depth", "max_breadth", "max_retries", "join_first"]
 
 
 class BudgetExceeded(Payload):
@@ -171,8 +305,56 @@ class BudgetExceeded(Payload):
     limit: float
     used: float
 
+    def summary(self) -> str:
+        return f"{self.budget} exhausted ({self.used:g} of {self.limit:g})"
+
+
+class PrunedBranch(BaseModel):
+    """A branch the supervisor stopped while others went on, and why."""
+
+    branch: int
+    reason: PruneReason
+    depth: int = 0
+    detail: str = ""
+
+
+class BranchPruned(Payload):
+    """Streamed when a branch is pruned, so people watching see the tree being cut."""
+
+    kind: Literal["branch_pruned"] = "branch_pruned"
+    pruned: PrunedBranch
+
+    def summary(self) -> str:
+        p = self.pruned
+        return shorten(f"branch {p.branch} pruned by {p.reason} at depth {p.depth}" + (f": {p.detail}" if p.detail else ""))
+
+
+class Join(Payload):
+    """What a join route hands its role: the joined kind's payloads from sibling branches."""
+
+    kind: Literal["join"] = "join"
+    of: str  # the payload kind that was joined
+    items: list[SerializeAsAny[Payload]] = Field(default_factory=list)
+    branches: list[int] = Field(default_factory=list)  # the branch of each item, same order
+    pruned: list[PrunedBranch] = Field(default_factory=list)  # sibling branches that gave nothing
+
+    @field_validator("items", mode="before")
+    @classmethod
+    def _decode_items(cls, value: Any) -> Any:
+        if isinstance(value, list):
+            return [payload_from_dict(v) if isinstance(v, dict) else v for v in value]
+        return value
+
+    def summary(self) -> str:
+        pruned = f", {len(self.pruned)} pruned" if self.pruned else ""
+        return f"{len(self.items)} {self.of} from branches {self.branches}{pruned}"
+
 
 AnswerStatus = Literal["answered", "unknown", "refused", "error"]
+StopName = Literal[
+    "done", "cancelled", "error",
+    "max_depth", "max_breadth", "max_retries", "max_turns", "max_llm_calls", "max_tokens", "timeout_s",
+]
 
 
 class AnswerValue(BaseModel):
@@ -181,18 +363,29 @@ class AnswerValue(BaseModel):
 
 
 class Answer(Payload):
-    """The final word of a run: text, values, evidence, cost and why the run stopped."""
+    """The final word of a run: text, values, evidence, cost and why the run stopped.
+
+    ``confidence`` (0..1) comes from the deterministic scorer, or the model where it decided;
+    below the team's threshold the answer is "I don't know" and the best candidate, if any,
+    stays in ``guess``.
+    """
 
     kind: Literal["answer"] = "answer"
     text: str
     values: list[AnswerValue] = Field(default_factory=list)
     status: AnswerStatus = "answered"
-    stopped_by: str = "done"  # "done" or a budget name, "cancelled", "error"
+    stopped_by: StopName = "done"
     grounded: bool = False
+    confidence: float | None = Field(None, ge=0.0, le=1.0)
+    guess: list[AnswerValue] = Field(default_factory=list)  # best candidate kept when abstaining
     evidence: Evidence = Field(default_factory=Evidence)
     cost: Usage = Field(default_factory=Usage)
     fallbacks: list[str] = Field(default_factory=list)  # decisions taken by deterministic fallback
+    pruned: list[PrunedBranch] = Field(default_factory=list)  # branches cut by a budget on the way
     error: str | None = None
+
+    def summary(self) -> str:
+        return shorten(f"[{self.status}] {self.text}")
 
 
 PAYLOAD_TYPES: dict[str, type[Payload]] = {
@@ -200,16 +393,22 @@ PAYLOAD_TYPES: dict[str, type[Payload]] = {
     for cls in (
         Question, RouteDecision, TriplePatterns, AnswerType, SparqlTemplate, EntityCandidates,
         RelationCandidates, QueryCandidates, QueryResult, RetrievalPlan, Subgraph, PseudoGraph,
-        Axiom, MissingInfo, Documents, Grade, RetrySignal, BudgetExceeded, Answer,
+        Axiom, MissingInfo, Documents, Grade, RetrySignal, BudgetExceeded, BranchPruned, Join, Answer,
     )
 }
 
 
-def register_payload(cls: type[Payload]) -> type[Payload]:
-    """Register a plugin payload kind so envelopes carrying it can be decoded."""
+def kind_of(cls: type[Payload]) -> str:
+    """The routing key of a payload class (its ``kind`` literal)."""
     kind = cls.model_fields["kind"].default
     if not isinstance(kind, str) or not kind:
         raise ValueError(f"{cls.__name__} needs a literal default for 'kind'")
+    return kind
+
+
+def register_payload(cls: type[Payload]) -> type[Payload]:
+    """Register a plugin payload kind so envelopes carrying it can be decoded."""
+    kind = kind_of(cls)
     existing = PAYLOAD_TYPES.get(kind)
     if existing is not None and existing is not cls:
         raise ValueError(f"payload kind {kind!r} is already registered by {existing.__name__}")

@@ -6,6 +6,7 @@ from typing import Literal
 
 from pydantic import BaseModel, Field
 
+from kgteam.protocols.errors import KgteamError
 from kgteam.protocols.evidence import EvidenceTriple
 
 
@@ -63,7 +64,7 @@ class NeighborTriple(EvidenceTriple):
     hop: int = 1
 
 
-class ToolError(Exception):
+class ToolError(KgteamError):
     """A tool refused or failed; the message is safe to show a user or an LLM."""
 
 

@@ -10,6 +10,7 @@ from kgteam.protocols.payloads import (
     AnswerValue,
     Payload,
     Question,
+    RetryHint,
     RetrySignal,
     payload_from_dict,
     register_payload,
@@ -19,7 +20,7 @@ from kgteam.protocols.payloads import (
 def test_envelope_round_trips_every_builtin_payload_kind():
     samples = {
         "question": Question(text="who directed Alien?"),
-        "retry_signal": RetrySignal(phase="query", reason="empty_result", hint="try the inverse", attempt=2),
+        "retry_signal": RetrySignal(phase="query", reason="empty_result", hint=RetryHint(note="try the inverse", hops=2), attempt=2),
         "answer": Answer(
             text="Ridley Scott",
             values=[AnswerValue(label="Ridley Scott", iri="http://example.org/e/Ridley%20Scott")],

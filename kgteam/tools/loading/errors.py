@@ -4,8 +4,10 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from kgteam.protocols.errors import KgteamError
 
-class LoadError(Exception):
+
+class LoadError(KgteamError):
     """Bad input or an impossible load. ``str()`` reads ``file:line: problem`` (line when known)."""
 
     def __init__(self, problem: str, *, file: str | Path | None = None, line: int | None = None) -> None:
