@@ -18,7 +18,7 @@ from typing import Any, Literal, TypeVar
 from pydantic import BaseModel, Field, create_model
 
 from kgteam.llm.structured import structured_call
-from kgteam.prompts import fence, render
+from kgteam.prompts import PromptTemplate, fence
 from kgteam.roles.base import RoleContext
 
 T = TypeVar("T", bound=BaseModel)
@@ -81,7 +81,7 @@ async def choose(
     *,
     role: str,
     decision: str,
-    prompt: str,
+    prompt: PromptTemplate,
     options: Sequence[Option],
     k: int,
     values: dict[str, Any],
@@ -93,7 +93,7 @@ async def choose(
 ) -> ChoiceResult:
     """Keep the ``k`` best ``options``; the model votes, the deterministic score carries.
 
-    ``prompt`` names a template with ``{options}`` and ``{k}``; ``values`` fills the rest.
+    ``prompt`` is a template with ``{options}`` and ``{k}``; ``values`` fills the rest.
     When there are no more options than ``k`` nothing needs deciding and no call is made.
     """
     ranked = sorted(options, key=lambda o: o.score, reverse=True)
@@ -106,7 +106,7 @@ async def choose(
         return ChoiceResult(ranked, "trivial", "nothing to decide")
     offered = ranked[:max_offered]
     ids = [f"o{i}" for i in range(1, len(offered) + 1)]
-    messages = render(prompt, options=options_block(offered), k=k, **values)
+    messages = prompt.render(options=options_block(offered), k=k, **values)
     outcome = await structured_call(ctx.model, messages, _choice_model(ids, k), role=role, max_repairs=max_repairs,
                                     max_tokens=max_tokens)
     top = max(o.score for o in offered)
@@ -143,7 +143,7 @@ async def produce(
     *,
     role: str,
     decision: str,
-    prompt: str,
+    prompt: PromptTemplate,
     output: type[T],
     values: dict[str, Any],
     validate: Callable[[T], str | None],
@@ -158,7 +158,7 @@ async def produce(
     within the same bound, then ``fallback()`` decides.
     """
     Checked = _checked_model(output, validate)
-    messages = render(prompt, **values)
+    messages = prompt.render(**values)
     outcome = await structured_call(ctx.model, messages, Checked, role=role, max_repairs=max_repairs,
                                     max_tokens=max_tokens)
     if outcome.ok:

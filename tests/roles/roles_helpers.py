@@ -9,9 +9,10 @@ from typing import Any
 
 from kgteam.llm.base import ChatMessage
 from kgteam.protocols.budgets import Budgets, BudgetUsage
-from kgteam.protocols.envelope import Envelope
+from kgteam.protocols.envelope import Envelope, new_id
 from kgteam.protocols.payloads import Payload
 from kgteam.roles.base import BudgetView, ListTrace, RoleContext
+from kgteam.roles.lineage import Lineage
 from kgteam.tools.kg_tools import KGTools
 
 E = "http://example.org/metaqa/e/"
@@ -42,17 +43,51 @@ Lone Film|release_year|1999
 def make_ctx(model: Any, tools: KGTools, transcript: list[Envelope] | None = None, *,
              history: list | None = None, budgets: Budgets | None = None,
              used: BudgetUsage | None = None) -> RoleContext:
-    return RoleContext(model=model, tools=tools, trace=ListTrace(), transcript=transcript or [],
+    """A context whose lineage is ``transcript`` (the handled message last, as the runtime gives it)."""
+    transcript = transcript if transcript is not None else []
+    return RoleContext(model=model, tools=tools.toolbox(), trace=ListTrace(), lineage=LiveLineage(transcript),  # type: ignore[arg-type]
                        history=history or [], budgets=BudgetView(budgets or Budgets(), used or BudgetUsage()),
-                       session_id="test")
+                       session_id="test", message=transcript[-1] if transcript else None)
 
 
-def env(payload: Payload, sender: str = "user") -> Envelope:
-    return Envelope(session_id="test", sender=sender, payload=payload)
+class LiveLineage:
+    """A lineage over a list the test keeps appending to; the last envelope is the handled one."""
+
+    def __init__(self, transcript: list[Envelope]):
+        self.source = transcript
+
+    def _now(self) -> Lineage:
+        last = self.source[-1] if self.source else None
+        return Lineage.of(list(self.source), message=last)
+
+    @property
+    def envelopes(self) -> tuple[Envelope, ...]:
+        return tuple(self.source)
+
+    def ancestors(self, cls: Any) -> list[Any]:
+        return self._now().ancestors(cls)
+
+    def ancestor(self, cls: Any) -> Any:
+        return self._now().ancestor(cls)
+
+    def coproducts(self, cls: Any) -> list[Any]:
+        return self._now().coproducts(cls)
+
+    def count(self, cls: Any) -> int:
+        return self._now().count(cls)
+
+    def __len__(self) -> int:
+        return len(self.source)
+
+
+def env(payload: Payload, sender: str = "user", step: str = "") -> Envelope:
+    return Envelope(session_id="test", sender=sender, payload=payload, step=step)
 
 
 def add(transcript: list[Envelope], payloads: list[Payload], sender: str) -> list[Envelope]:
-    envs = [env(p, sender) for p in payloads]
+    """One step's outputs (they share a step id, as co-products do on the bus)."""
+    step = new_id()
+    envs = [env(p, sender, step) for p in payloads]
     transcript.extend(envs)
     return envs
 

@@ -9,10 +9,10 @@ from roles_helpers import E, R, add, decisions, env, make_ctx, null_model, pick
 from kgteam.llm.scripted import ScriptedModel
 from kgteam.protocols.budgets import Budgets, BudgetUsage
 from kgteam.protocols.payloads import Answer, Question, RetrySignal
+from kgteam.roles.lineage import BranchView, Lineage, RunView
 from kgteam.roles.triad.advisor import Advisor, AdvisorSettings
 from kgteam.roles.triad.decision_maker import DecisionMaker
 from kgteam.roles.triad.generalist import Generalist, GeneralistSettings
-from kgteam.roles.triad.hints import parse_hint
 
 
 async def _through_dm(question, tools, model, transcript=None, *, used=None):
@@ -62,7 +62,7 @@ async def test_empty_result_sends_a_retry_with_a_hint(small_tools):
                                     ScriptedModel())
     [signal] = await Advisor().handle(result, ctx)
     assert isinstance(signal, RetrySignal) and signal.reason == "empty_result" and signal.attempt == 1
-    hint = parse_hint(signal.hint)
+    hint = signal.hint
     assert signal.phase == "parsing" and hint.hops == 1 and hint.note
 
 
@@ -78,6 +78,7 @@ async def test_after_the_retry_budget_the_model_answers_ungrounded(small_tools):
 
 async def test_finalize_returns_best_grounded_answer_or_none(small_tools):
     ctx, _ = await _through_dm("what movies did Temuera Morrison act in", small_tools, ScriptedModel())
+    ctx.run = RunView((BranchView(0, Lineage.of(ctx.lineage.envelopes)),))
     answer = await Advisor().finalize(ctx, "max_llm_calls")
     assert answer is not None and answer.grounded and len(answer.values) == 3
     empty_ctx = make_ctx(ScriptedModel(), small_tools, [env(Question(text="x"))])
@@ -138,7 +139,7 @@ async def test_empty_question_is_unknown_at_once(small_tools):
 async def test_no_mention_found_stops_without_retrying(small_tools):
     model = ScriptedModel()
     ctx, result = await _through_dm("who directed the film nobody has heard of", small_tools, model)
-    assert result.payload.error == "no_entity"
+    assert result.payload.outcome == "no_entity"
     [answer] = await Advisor(AdvisorSettings(use_model=False)).handle(result, ctx)
     assert isinstance(answer, Answer) and answer.status == "unknown" and "I don't know" in answer.text
     assert not [e for e in ctx.trace.events if e["event"] == "retry"]
@@ -149,12 +150,12 @@ async def test_a_mention_without_entities_is_retried_once_with_a_wider_search(sm
 
     transcript = [env(Question(text="who directed Trackr"))]
     ctx = make_ctx(ScriptedModel(), small_tools, transcript)
-    add(transcript, [EntityCandidates(mention="Trackr", placeholder="E0", candidates=[])], "decision_maker")
-    first = add(transcript, [QueryResult(sparql="", error="no_entity")], "decision_maker")[0]
+    first = add(transcript, [EntityCandidates(mention="Trackr", placeholder="E0", candidates=[]),
+                             QueryResult(sparql="", outcome="no_entity")], "decision_maker")[-1]
     [signal] = await Advisor().handle(first, ctx)
     assert isinstance(signal, RetrySignal) and signal.reason == "no_entity"
     add(transcript, [signal], "advisor")
-    add(transcript, [EntityCandidates(mention="Trackr", placeholder="E0", candidates=[])], "decision_maker")
-    second = add(transcript, [QueryResult(sparql="", error="no_entity")], "decision_maker")[0]
+    second = add(transcript, [EntityCandidates(mention="Trackr", placeholder="E0", candidates=[]),
+                              QueryResult(sparql="", outcome="no_entity")], "decision_maker")[-1]
     [answer] = await Advisor().handle(second, ctx)
     assert isinstance(answer, Answer) and answer.status == "unknown"

@@ -56,7 +56,8 @@ async def test_two_hop_traverses_from_the_first_hop_neighbours(small_tools):
     cands = next(p for p in out if isinstance(p, QueryCandidates))
     assert cands.selected is not None and all(q.row_count is not None for q in cands.queries)
     chosen = cands.queries[cands.selected]
-    assert chosen.bindings["R0"] == R + "starred_actors" and chosen.bindings["R1"] == R + "directed_by"
+    assert [(r.placeholder, r.iri) for r in chosen.relations] == [("R0", R + "starred_actors"),
+                                                                  ("R1", R + "directed_by")]
     result = next(p for p in out if isinstance(p, QueryResult))
     assert _answers(result) == {E + "Ian%20Sharp", E + "Lee%20Tamahori", E + "Vincent%20Ward"}
     assert decisions(ctx.trace, role="decision_maker", decision="relations.R1")[0]["source"] == "llm"
@@ -82,18 +83,19 @@ async def test_all_fillings_empty_gives_an_empty_result(small_tools):
     cands = next(p for p in out if isinstance(p, QueryCandidates))
     assert cands.selected is None and cands.queries and all(q.row_count == 0 for q in cands.queries)
     result = next(p for p in out if isinstance(p, QueryResult))
-    assert result.rows == [] and result.error == "empty_result"
+    assert result.rows == [] and result.outcome == "empty_result"
 
 
 async def test_no_entity_is_reported(small_tools):
-    ctx = make_ctx(ScriptedModel(), small_tools, [env(Question(text="who directed Zzyzx Qwerty"))])
+    transcript = [env(Question(text="who directed Zzyzx Qwerty"))]
+    ctx = make_ctx(ScriptedModel(), small_tools, transcript)
     from kgteam.protocols.payloads import SparqlTemplate, TriplePattern, TriplePatterns
     from kgteam.roles.triad.templates import chain_template
 
-    add(ctx.transcript, [TriplePatterns(patterns=[TriplePattern(subject="Zzyzx Qwerty", predicate="directed",
-                                                                object="?x1")])], "generalist")
-    tpl = add(ctx.transcript, [SparqlTemplate(template=chain_template(1), entity_placeholders=["E0"],
-                                              relation_placeholders=["R0"])], "generalist")[0]
+    tpl = add(transcript, [TriplePatterns(patterns=[TriplePattern(subject="Zzyzx Qwerty", predicate="directed",
+                                                                  object="?x1")]),
+                           SparqlTemplate(template=chain_template(1), entity_placeholders=["E0"],
+                                          relation_placeholders=["R0"])], "generalist")[-1]
     out = await DecisionMaker().handle(tpl, ctx)
     result = out[-1]
-    assert isinstance(result, QueryResult) and result.error in ("no_entity", "empty_result") and not result.rows
+    assert isinstance(result, QueryResult) and result.outcome in ("no_entity", "empty_result") and not result.rows

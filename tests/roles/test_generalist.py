@@ -7,9 +7,15 @@ import json
 from roles_helpers import decisions, env, make_ctx
 
 from kgteam.llm.scripted import ScriptedModel
-from kgteam.protocols.payloads import AnswerType, Question, RetrySignal, SparqlTemplate, TriplePatterns
+from kgteam.protocols.payloads import (
+    AnswerType,
+    Question,
+    RetryHint,
+    RetrySignal,
+    SparqlTemplate,
+    TriplePatterns,
+)
 from kgteam.roles.triad.generalist import Generalist, GeneralistSettings
-from kgteam.roles.triad.hints import RetryHint
 from kgteam.roles.triad.parsing import analyse, spot_mentions
 from kgteam.roles.triad.templates import TemplateError, chain_template, parse_chain
 
@@ -19,9 +25,9 @@ def _by_kind(payloads):
 
 
 async def test_label_spotting_finds_the_longest_exact_span(small_tools):
-    found = await spot_mentions("which movies did Temuera Morrison act in", small_tools)
+    found = await spot_mentions("which movies did Temuera Morrison act in", small_tools.toolbox())
     assert found[0].text == "Temuera Morrison"
-    found = await spot_mentions("what movies share the director of [Once Were Warriors]", small_tools)
+    found = await spot_mentions("what movies share the director of [Once Were Warriors]", small_tools.toolbox())
     assert found[0].text == "Once Were Warriors" and found[0].bracketed
 
 
@@ -97,7 +103,7 @@ async def test_retry_hint_forces_a_different_hop_count(small_tools):
     model = ScriptedModel().add("generalist", None, json.dumps(one_hop))  # keeps proposing 1 hop
     q = env(Question(text="who directed Tracker"))
     ctx = make_ctx(model, small_tools, [q])
-    sig = RetrySignal(phase="parsing", reason="empty_result", hint=RetryHint(hops=2).to_text())
+    sig = RetrySignal(phase="parsing", reason="empty_result", hint=RetryHint(hops=2))
     out = await Generalist().handle(env(sig, "advisor"), ctx)
     assert out[2].relation_placeholders == ["R0", "R1"]  # the hint wins over the stubborn model
     assert decisions(ctx.trace, role="generalist")[0]["source"] == "fallback"

@@ -1,12 +1,15 @@
-"""The built-in Triad playbook: routes by kind and phase, registry names, prompt placeholders."""
+"""The built-in Triad playbook (a YAML file registered as an entry point): routes, roles, prompts."""
 
 from __future__ import annotations
 
 from kgteam.agents.routing import route
-from kgteam.prompts import placeholders
+from kgteam.config import registry
+from kgteam.config.playbooks import load_playbook
 from kgteam.protocols.envelope import Envelope
 from kgteam.protocols.payloads import Question, RetrySignal, SparqlTemplate
-from kgteam.roles.playbooks import BUILTIN_ROLES, PLAYBOOKS, build_roles
+from kgteam.roles.base import prompt_for
+from kgteam.team_builder import playbook_runner
+from kgteam.tools.toolbox import Toolbox
 
 
 def _env(payload, sender):
@@ -14,19 +17,21 @@ def _env(payload, sender):
 
 
 def test_triad_routes():
-    pb = PLAYBOOKS["triad"]
+    pb = load_playbook("triad").spec
     assert route(_env(Question(text="q"), "user"), pb.routes) == ["contextualizer"]
     assert route(_env(Question(text="q"), "contextualizer"), pb.routes) == ["generalist"]
     assert route(_env(SparqlTemplate(template="t"), "generalist"), pb.routes) == ["decision_maker"]
     assert route(_env(RetrySignal(phase="parsing", reason="empty_result"), "advisor"), pb.routes) == ["generalist"]
     assert route(_env(RetrySignal(phase="linking", reason="empty_result"), "advisor"), pb.routes) == ["decision_maker"]
-    assert pb.entry == "contextualizer" and pb.answer_role == "advisor" and pb.default_budgets.max_retries == 3
+    assert pb.entry == "contextualizer" and pb.answer_role == "advisor" and pb.budgets.max_retries == 3
+    assert load_playbook("triad").source.endswith("triad/playbook.yaml")
 
 
 def test_builtin_roles_and_prompts_agree():
-    assert set(BUILTIN_ROLES) == {"generalist", "decision_maker", "advisor", "contextualizer"}
-    roles = build_roles(PLAYBOOKS["triad"], {"decision_maker": {"k_entities": 3}})
-    assert roles["decision_maker"].cfg.k_entities == 3
-    for cls in BUILTIN_ROLES.values():
-        for name in cls.prompts:
-            assert placeholders(name)  # the template exists and has slots
+    assert {"generalist", "decision_maker", "advisor", "contextualizer"} <= set(registry.installed("roles"))
+    runner = playbook_runner("triad", model=None, tools=Toolbox(), settings={"decision_maker": {"k_entities": 3}})
+    assert runner.roles["decision_maker"].settings.k_entities == 3
+    for name in ("generalist", "decision_maker", "advisor", "contextualizer"):
+        cls = registry.role_class(name)
+        for prompt in cls.prompts:
+            assert prompt_for(cls, prompt).placeholders  # shipped beside the role, with slots

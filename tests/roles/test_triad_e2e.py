@@ -12,8 +12,7 @@ from kgteam.agents.team import TeamRunner
 from kgteam.llm.scripted import ScriptedModel
 from kgteam.protocols.payloads import QueryCandidates, RetrySignal, SparqlTemplate
 from kgteam.roles.base import ListTrace
-from kgteam.roles.playbooks import PLAYBOOKS, build_roles
-from kgteam.roles.triad.hints import parse_hint
+from kgteam.team_builder import playbook_runner
 
 ONE_HOP = "what movies did [Temuera Morrison] act in"
 TWO_HOP = "what are the languages spoken in the films directed by [Joel Zwick]"
@@ -48,9 +47,7 @@ def good_model() -> ScriptedModel:
 
 
 def runner(model, tools, trace=None) -> TeamRunner:
-    pb = PLAYBOOKS["triad"]
-    return TeamRunner(build_roles(pb), pb.routes, model, tools, pb.default_budgets, entry_role=pb.entry,
-                      answer_role=pb.answer_role, trace=trace)
+    return playbook_runner("triad", model, tools, trace=trace)
 
 
 @pytest.mark.slow
@@ -114,7 +111,7 @@ async def test_empty_result_retries_with_a_hint_and_a_different_query(small_tool
     transcript = runner_.last_run.transcript
     signals = [e.payload for e in transcript if isinstance(e.payload, RetrySignal)]
     assert signals and signals[0].reason == "empty_result"
-    assert parse_hint(signals[0].hint).hops == 1
+    assert signals[0].hint.hops == 1
     templates = [e.payload for e in transcript if isinstance(e.payload, SparqlTemplate)]
     assert [len(t.relation_placeholders) for t in templates] == [2, 1]
     cands = [e.payload for e in transcript if isinstance(e.payload, QueryCandidates)]
@@ -137,10 +134,8 @@ async def test_chat_follow_up_is_contextualized(small_tools):
 async def test_llm_budget_stop_still_gives_the_grounded_answer_so_far(small_tools):
     from kgteam.protocols.budgets import Budgets
 
-    pb = PLAYBOOKS["triad"]
     model = ScriptedModel().add("*", None, "no idea")
-    team = TeamRunner(build_roles(pb), pb.routes, model, small_tools, Budgets(max_llm_calls=6),
-                      entry_role=pb.entry, answer_role=pb.answer_role)
+    team = playbook_runner("triad", model, small_tools, budgets=Budgets(max_llm_calls=6))
     answer = await team.ask("who directed Tracker")
     assert answer.stopped_by == "max_llm_calls"
     assert answer.grounded and [v.label for v in answer.values] == ["Ian Sharp"]  # from Advisor.finalize

@@ -8,25 +8,22 @@ from __future__ import annotations
 
 import pytest
 
-from kgteam.agents.team import TeamRunner
 from kgteam.llm.local_server import LocalModelServer, llama_cpp_available
 from kgteam.llm.openai_model import OpenAIChatModel
 from kgteam.protocols.budgets import Budgets
 from kgteam.roles.base import ListTrace
-from kgteam.roles.playbooks import PLAYBOOKS, build_roles
+from kgteam.team_builder import playbook_runner
 
 pytestmark = [pytest.mark.integration, pytest.mark.slow]
 
 
 @pytest.mark.skipif(not llama_cpp_available(), reason="llama-cpp-python[server] is not installed")
 async def test_one_question_through_triad_and_the_real_local_model(demo_tools, tmp_path):
-    pb = PLAYBOOKS["triad"]
     trace = ListTrace()
     with LocalModelServer(log_path=tmp_path / "llama.log") as server:
         model = OpenAIChatModel.for_local_server(server)
-        team = TeamRunner(build_roles(pb), pb.routes, model, demo_tools,
-                          Budgets(timeout_s=600, max_llm_calls=12), entry_role=pb.entry,
-                          answer_role=pb.answer_role, trace=trace)
+        team = playbook_runner("triad", model, demo_tools, budgets=Budgets(timeout_s=600, max_llm_calls=12),
+                               trace=trace)
         try:
             answer = await team.ask("what movies did Temuera Morrison act in")
         finally:

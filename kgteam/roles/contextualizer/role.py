@@ -18,13 +18,14 @@ from typing import ClassVar, Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 from kgteam.prompts import fence
-from kgteam.protocols.envelope import Envelope
-from kgteam.protocols.payloads import Answer, Payload, Question
+from kgteam.protocols.payloads import Answer, Question
 from kgteam.roles.base import Role, RoleContext
 from kgteam.roles.choice import produce
+from kgteam.roles.contract import handles
 from kgteam.roles.lexical import cue_hits, relation_cues, tokens
 from kgteam.roles.triad.parsing import is_exact_hit
-from kgteam.tools.kg_tools import KGTools
+from kgteam.tools.iri import local_name
+from kgteam.tools.toolbox import Toolbox
 from kgteam.tools.types import ToolError
 
 _WORK_REFS = [r"that (?:film|movie|one)", r"this (?:film|movie|one)", r"the same (?:film|movie)", r"it", r"its"]
@@ -148,7 +149,7 @@ def deterministic_rewrite(question: str, history: list[tuple[str, Answer]], *, t
     return re.sub(r"^\s*(?:and|so|then|ok(?:ay)?|also)\b[\s,]*", "", text, flags=re.IGNORECASE).strip()
 
 
-async def title_spans(question: str, tools: KGTools, protected: Iterable[str] = ()) -> list[str]:
+async def title_spans(question: str, tools: Toolbox, protected: Iterable[str] = ()) -> list[str]:
     """Known entity labels in ``question`` that contain one of its reference words.
 
     Every span of 2..6 words around a reference word is checked with the generalist's exact-label
@@ -165,7 +166,7 @@ async def title_spans(question: str, tools: KGTools, protected: Iterable[str] = 
             for i in range(max(0, idx - n + 1), min(idx, len(words) - n) + 1):
                 text = question[words[i][0] : words[i + n - 1][1]]
                 try:
-                    hits = await tools.search_entities(text, k=5)
+                    hits = await tools["search_entities"](text, k=5)
                 except (ToolError, ValueError):
                     continue
                 if any(is_exact_hit(h, text) for h in hits):
@@ -178,15 +179,11 @@ async def title_spans(question: str, tools: KGTools, protected: Iterable[str] = 
     return found
 
 
-def _local(iri: str) -> str:
-    return re.split(r"[/#]", iri.rstrip("/#"))[-1]
-
-
 async def _resolve_iri(ctx: RoleContext, ref: Referent) -> str | None:
     if ref.iri:
         return ref.iri
     try:
-        hits = await ctx.tools.search_entities(ref.name, k=3)
+        hits = await ctx.tools["search_entities"](ref.name, k=3)
     except (ToolError, ValueError):
         return None
     exact = [h for h in hits if is_exact_hit(h, ref.name)]
@@ -212,15 +209,15 @@ async def choose_referent(ctx: RoleContext, question: str, ref_word: str,
         iri = await _resolve_iri(ctx, ref)
         if iri is not None:
             try:
-                schema = await ctx.tools.entity_schema(iri)
+                schema = await ctx.tools["entity_schema"](iri)
             except (ToolError, ValueError):
                 schema = None
             if schema is not None:
-                outgoing = [p for p in schema.outgoing if _local(p.predicate).lower() not in _NAMING]
+                outgoing = [p for p in schema.outgoing if local_name(p.predicate).lower() not in _NAMING]
                 person = not outgoing or any(w in t.lower() for t in schema.types for w in _PERSON_TYPES)
                 if (kind == "work" and not person) or (kind == "person" and person):
                     score += 2.0
-                stats = [p for p in [*schema.outgoing, *schema.incoming] if _local(p.predicate).lower() not in _NAMING]
+                stats = [p for p in [*schema.outgoing, *schema.incoming] if local_name(p.predicate).lower() not in _NAMING]
                 if any(cue_hits(qt, relation_cues([s.label])) for s in stats):
                     score += 1.0
         elif kind == "work" and not ref.from_answer:
@@ -232,22 +229,15 @@ async def choose_referent(ctx: RoleContext, question: str, ref_word: str,
     return best, best_score >= 1.0 and sorted(scores)[-2:-1] != [best_score]
 
 
-class Contextualizer(Role):
+class Contextualizer(Role[ContextualizerSettings]):
     name: ClassVar[str] = "contextualizer"
-    consumes: ClassVar[tuple[str, ...]] = ("question",)
-    produces: ClassVar[tuple[str, ...]] = ("question",)
+    tools: ClassVar[tuple[str, ...]] = ("search_entities", "entity_schema")
     prompts: ClassVar[tuple[str, ...]] = ("contextualize",)
-    settings_model: ClassVar[type[BaseModel] | None] = ContextualizerSettings
 
-    @property
-    def cfg(self) -> ContextualizerSettings:
-        return self.settings if isinstance(self.settings, ContextualizerSettings) else ContextualizerSettings()
-
-    async def handle(self, message: Envelope, ctx: RoleContext) -> list[Payload]:
-        q = message.payload
-        assert isinstance(q, Question)
+    @handles
+    async def on_question(self, q: Question, ctx: RoleContext) -> list[Question]:
         original = q.original_text or q.text
-        history = ctx.history[-self.cfg.history_turns :]
+        history = ctx.history[-self.settings.history_turns :]
         candidates = referent_candidates(history)
         protected = [r.name for r in candidates]
         if history and needs_context(q.text, protected):
@@ -262,7 +252,7 @@ class Contextualizer(Role):
         target, decisive = await choose_referent(ctx, q.text, ref_word, candidates)
         ctx.trace.record("referent", role=self.instance_name, reference=ref_word, target=target, decisive=decisive)
         fallback_text = deterministic_rewrite(q.text, history, target=target, protected=protected)
-        if not self.cfg.use_model:
+        if not self.settings.use_model:
             return [Question(text=fallback_text, original_text=original)]
 
         def validate(out: Rewrite) -> str | None:
@@ -278,9 +268,9 @@ class Contextualizer(Role):
         lines = []
         for hq, ha in history:
             lines.append(f"Q: {hq}\nA: {ha.text}")
-        res = await produce(ctx, role=self.instance_name, decision="contextualize", prompt="contextualize",
+        res = await produce(ctx, role=self.instance_name, decision="contextualize", prompt=self.prompt("contextualize"),
                             output=Rewrite, values={"history": fence("\n".join(lines), tag="history"),
                                                     "question": fence(q.text, tag="question")},
                             validate=validate, fallback=lambda: Rewrite(question=fallback_text),
-                            max_repairs=self.cfg.max_repairs)
+                            max_repairs=self.settings.max_repairs)
         return [Question(text=res.value.question, original_text=original)]

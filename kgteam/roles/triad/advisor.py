@@ -15,24 +15,25 @@ from typing import Any, ClassVar
 from pydantic import BaseModel, ConfigDict, Field
 
 from kgteam.prompts import fence
-from kgteam.protocols.envelope import Envelope
 from kgteam.protocols.evidence import Evidence, EvidenceQuery, EvidenceTriple
 from kgteam.protocols.payloads import (
     Answer,
     AnswerType,
     AnswerValue,
     EntityCandidates,
-    Payload,
     QueryCandidates,
     QueryResult,
+    Question,
+    RetryHint,
+    RetryPhase,
     RetrySignal,
     SparqlTemplate,
 )
 from kgteam.roles.base import Role, RoleContext
 from kgteam.roles.choice import fallback_keys, produce
-from kgteam.roles.transcript import all_of, current_question, latest
-from kgteam.roles.triad.hints import RetryHint
-from kgteam.roles.triad.templates import Chain, TemplateError, build_query, from_bindings, parse_chain
+from kgteam.roles.contract import handles
+from kgteam.roles.lineage import Lineage
+from kgteam.roles.triad.templates import Chain, TemplateError, build_query, from_query, parse_chain
 from kgteam.tools.types import ToolError
 
 
@@ -99,45 +100,42 @@ def _join(labels: list[str], limit: int) -> str:
     return text + (f" (and {more} more)" if more > 0 else "")
 
 
-class Advisor(Role):
+class Advisor(Role[AdvisorSettings]):
     name: ClassVar[str] = "advisor"
-    consumes: ClassVar[tuple[str, ...]] = ("query_result",)
-    produces: ClassVar[tuple[str, ...]] = ("answer", "retry_signal")
+    reads = (Question, QueryCandidates, SparqlTemplate, AnswerType, RetrySignal, EntityCandidates)
     tools: ClassVar[tuple[str, ...]] = ("run_sparql", "labels_for")
     prompts: ClassVar[tuple[str, ...]] = ("advisor_answer", "advisor_own_knowledge")
-    settings_model: ClassVar[type[BaseModel] | None] = AdvisorSettings
 
-    @property
-    def cfg(self) -> AdvisorSettings:
-        return self.settings if isinstance(self.settings, AdvisorSettings) else AdvisorSettings()
-
-    async def handle(self, message: Envelope, ctx: RoleContext) -> list[Payload]:
-        result = message.payload
-        assert isinstance(result, QueryResult)
-        question = current_question(ctx)
+    @handles
+    async def on_result(self, result: QueryResult, ctx: RoleContext) -> list[Answer | RetrySignal]:
+        asked = ctx.ancestor(Question)
+        question = asked.text if asked else ""
         if result.rows:
-            answer = await self._grounded(ctx, result, question, phrase=self.cfg.use_model)
+            answer = await self._grounded(ctx, ctx.lineage, result, question, phrase=self.settings.use_model)
             return [answer]
-        retries = len(all_of(ctx, RetrySignal))
+        retries = ctx.lineage.count(RetrySignal)
         budget_left = ctx.budgets.remaining("max_retries")
-        hopeless = self._hopeless(ctx, message, question)
+        hopeless = self._hopeless(ctx, result, question)
         if hopeless:
             ctx.trace.record("retry_skipped", role=self.instance_name, reason=hopeless)
             return [Answer(text=f"I don't know: {hopeless}.", status="unknown", grounded=False,
                            fallbacks=fallback_keys(getattr(ctx.trace, "events", [])))]
-        if retries < self.cfg.max_retries and budget_left > 0:
+        if retries < self.settings.max_retries and budget_left > 0:
             return [self._retry(ctx, result, retries + 1)]
         return [await self._own_knowledge(ctx, question)]
 
     async def finalize(self, ctx: RoleContext, reason: str) -> Answer | None:
-        """The last non-empty query result, answered without the model (budgets may be spent)."""
-        for env in reversed(ctx.transcript):
-            if isinstance(env.payload, QueryResult) and env.payload.rows:
-                return await self._grounded(ctx, env.payload, current_question(ctx), phrase=False)
+        """The latest non-empty query result of any branch, answered without the model."""
+        for branch in reversed(ctx.run.branches):
+            result = next((r for r in reversed(branch.lineage.ancestors(QueryResult)) if r.rows), None)
+            if result is not None:
+                asked = branch.lineage.ancestor(Question)
+                return await self._grounded(ctx, branch.lineage, result, asked.text if asked else "", phrase=False)
         return None
 
     # ------------------------------------------------------------------ grounded
-    async def _grounded(self, ctx: RoleContext, result: QueryResult, question: str, *, phrase: bool) -> Answer:
+    async def _grounded(self, ctx: RoleContext, lineage: Lineage, result: QueryResult, question: str, *,
+                        phrase: bool) -> Answer:
         var = result.variables[0] if result.variables else next(iter(result.rows[0]))
         values: list[tuple[str, dict[str, Any]]] = []
         seen: set[str] = set()
@@ -147,8 +145,8 @@ class Advisor(Role):
                 seen.add(term["value"])
                 values.append((term["value"], term))
         iris = [v for v, t in values if t.get("type") == "uri"]
-        triples, chain_entity = await self._evidence(ctx, result)
-        labels = await ctx.tools.labels_for([*iris, *{t.subject for t in triples}, *{t.predicate for t in triples},
+        triples, chain_entity = await self._evidence(ctx, lineage, result)
+        labels = await ctx.tools["labels_for"]([*iris, *{t.subject for t in triples}, *{t.predicate for t in triples},
                                              *{t.object for t in triples if not t.object_is_literal}])
         for t in triples:
             t.subject_label = labels.get(t.subject, t.subject)
@@ -157,7 +155,7 @@ class Advisor(Role):
         answer_values = [AnswerValue(label=labels.get(v, v) if t.get("type") == "uri" else v,
                                      iri=v if t.get("type") == "uri" else None) for v, t in values]
         names = [a.label for a in answer_values]
-        text = _join(names, self.cfg.max_listed)
+        text = _join(names, self.settings.max_listed)
         if phrase and names:
             text = await self._phrase(ctx, question, names, text)
         return Answer(
@@ -167,7 +165,7 @@ class Advisor(Role):
         )
 
     async def _phrase(self, ctx: RoleContext, question: str, names: list[str], plain: str) -> str:
-        listed = names[: self.cfg.max_listed]
+        listed = names[: self.settings.max_listed]
 
         def validate(out: PhrasedAnswer) -> str | None:
             missing = [n for n in listed if n.lower() not in out.answer.lower()]
@@ -175,31 +173,32 @@ class Advisor(Role):
                 return f"the answer must name every result; missing: {missing[:5]}"
             return wording_problem(out.answer, listed, _join(listed, len(listed)), question)
 
-        res = await produce(ctx, role=self.instance_name, decision="answer", prompt="advisor_answer",
+        res = await produce(ctx, role=self.instance_name, decision="answer", prompt=self.prompt("advisor_answer"),
                             output=PhrasedAnswer, values={"question": fence(question, tag="question"),
                                                           "results": fence("\n".join(listed), tag="results")},
                             validate=validate, fallback=lambda: PhrasedAnswer(answer=plain),
-                            max_repairs=self.cfg.max_repairs)
+                            max_repairs=self.settings.max_repairs)
         text = res.value.answer
         if len(names) > len(listed):
             text += f" (and {len(names) - len(listed)} more)"
         return text
 
-    async def _evidence(self, ctx: RoleContext, result: QueryResult) -> tuple[list[EvidenceTriple], str | None]:
+    async def _evidence(self, ctx: RoleContext, lineage: Lineage, result: QueryResult
+                        ) -> tuple[list[EvidenceTriple], str | None]:
         """Re-run the selected filling with every chain variable bound, to collect the path triples."""
-        cands = latest(ctx, QueryCandidates)
-        template = latest(ctx, SparqlTemplate)
+        cands = lineage.ancestor(QueryCandidates)
+        template = lineage.ancestor(SparqlTemplate)
         if cands is None or cands.selected is None or template is None:
             return [], None
         chosen = cands.queries[cands.selected]
         try:
             chain: Chain = parse_chain(template.template)
-            entity, rels = from_bindings(chain, chosen.bindings)
+            entity, rels = from_query(chain, chosen)
         except (TemplateError, KeyError):
             return [], None
         q = build_query(chain, entity, rels, all_vars=True)
         try:
-            res = await ctx.tools.run_sparql(q, limit=self.cfg.max_evidence_triples * 2)
+            res = await ctx.tools["run_sparql"](q, limit=self.settings.max_evidence_triples * 2)
         except ToolError:
             return [], entity
         triples: list[EvidenceTriple] = []
@@ -219,48 +218,38 @@ class Advisor(Role):
                                                   object_is_literal=lit and rel.direction == "out",
                                                   object_datatype=term.datatype if lit else None))
                 prev = term.value
-            if len(triples) >= self.cfg.max_evidence_triples:
+            if len(triples) >= self.settings.max_evidence_triples:
                 break
-        return triples[: self.cfg.max_evidence_triples], entity
+        return triples[: self.settings.max_evidence_triples], entity
 
     # ------------------------------------------------------------------ retry
     @staticmethod
-    def _hopeless(ctx: RoleContext, message: Envelope, question: str) -> str | None:
+    def _hopeless(ctx: RoleContext, result: QueryResult, question: str) -> str | None:
         """Why no retry (and no own-knowledge guess) can help, or None.
 
         An empty question has nothing to answer. A ``no_entity`` result with no mention at all
-        (no entity candidates this attempt) cannot change with a wider K, and a second
+        (no entity candidates came with it) cannot change with a wider K, and a second
         ``no_entity`` after a widened search would repeat the same search.
         """
         if not question.strip():
             return "the question is empty"
-        result = message.payload
-        if not isinstance(result, QueryResult) or result.error != "no_entity":
+        if result.outcome != "no_entity":
             return None
-        mention_found = False
-        for env in reversed(ctx.transcript):
-            if env is message or env.id == message.id or env.payload is result:
-                continue
-            if isinstance(env.payload, (QueryResult, RetrySignal)):
-                break
-            if isinstance(env.payload, EntityCandidates):
-                mention_found = True
-                break
-        if not mention_found:
+        if not ctx.lineage.coproducts(EntityCandidates):
             return "no entity of the question was found in the knowledge graph"
-        if any(r.reason == "no_entity" for r in all_of(ctx, RetrySignal)):
+        if any(r.reason == "no_entity" for r in ctx.ancestors(RetrySignal)):
             return "no entity matching the question's mention was found, even with a wider search"
         return None
 
     def _retry(self, ctx: RoleContext, result: QueryResult, attempt: int) -> RetrySignal:
         """Each attempt changes something: hop count first, then a wider candidate set."""
-        templates = all_of(ctx, SparqlTemplate)
+        templates = ctx.ancestors(SparqlTemplate)
         hops_now = len(templates[-1].relation_placeholders) if templates else 1
         tried_hops = sorted({len(t.relation_placeholders) for t in templates})
-        tried = [q.bindings.get("combo", "") for c in all_of(ctx, QueryCandidates) for q in c.queries]
-        tried = [t for t in tried if t]
+        tried = [q.key for c in ctx.ancestors(QueryCandidates) for q in c.queries if q.key]
         other = 2 if hops_now == 1 else 1
-        if result.error == "no_entity":
+        phase: RetryPhase
+        if result.outcome == "no_entity":
             hint = RetryHint(note="no entity of the question was found in the label index; widen the search",
                              k=4 * attempt, tried_hops=tried_hops)
             phase = "linking"
@@ -272,26 +261,28 @@ class Advisor(Role):
             hint = RetryHint(note="every filling returned nothing; keep more candidates and skip tried ones",
                              k=2 + 2 * attempt, exclude=tried, tried_hops=tried_hops)
             phase = "linking"
-        ctx.trace.record("retry", role=self.instance_name, phase=phase, attempt=attempt, hint=hint.to_text())
-        return RetrySignal(phase=phase, reason=result.error or "empty_result", hint=hint.to_text(), attempt=attempt)
+        ctx.trace.record("retry", role=self.instance_name, phase=phase, attempt=attempt, hint=hint.text())
+        reason = "no_entity" if result.outcome == "no_entity" else "query_error" if result.outcome == "query_error" \
+            else "empty_result"
+        return RetrySignal(phase=phase, reason=reason, hint=hint, attempt=attempt)
 
     # ------------------------------------------------------------------ ungrounded
     async def _own_knowledge(self, ctx: RoleContext, question: str) -> Answer:
-        atype = latest(ctx, AnswerType)
+        atype = ctx.ancestor(AnswerType)
         type_name = atype.type if atype else "resource"
         fallbacks = fallback_keys(getattr(ctx.trace, "events", []))
-        if self.cfg.own_knowledge and self.cfg.use_model:
+        if self.settings.own_knowledge and self.settings.use_model:
             def validate(out: OwnAnswer) -> str | None:
                 return None  # an empty reply is the prompt's "I do not know", not an error
 
             res = await produce(ctx, role=self.instance_name, decision="own_knowledge",
-                                prompt="advisor_own_knowledge", output=OwnAnswer,
+                                prompt=self.prompt("advisor_own_knowledge"), output=OwnAnswer,
                                 values={"question": fence(question, tag="question"), "answer_type": type_name},
-                                validate=validate, fallback=lambda: None, max_repairs=self.cfg.max_repairs)
+                                validate=validate, fallback=lambda: None, max_repairs=self.settings.max_repairs)
             out: OwnAnswer | None = res.value
             if out is not None and (out.answers or out.answer.strip()):
                 names = [a for a in out.answers if a.strip()] or [out.answer.strip()]
-                return Answer(text=f"{_join(names, self.cfg.max_listed)} (not found in the knowledge graph; "
+                return Answer(text=f"{_join(names, self.settings.max_listed)} (not found in the knowledge graph; "
                                    "from the model's own knowledge, unverified)",
                               values=[AnswerValue(label=n) for n in names], status="answered", grounded=False,
                               fallbacks=fallback_keys(getattr(ctx.trace, "events", [])))

@@ -20,33 +20,32 @@ from pydantic import BaseModel, ConfigDict, Field
 from rapidfuzz import fuzz
 
 from kgteam.prompts import fence
-from kgteam.protocols.envelope import Envelope
 from kgteam.protocols.payloads import (
     Candidate,
     CandidateQuery,
     EntityCandidates,
-    Payload,
     QueryCandidates,
     QueryResult,
+    Question,
     RelationCandidates,
+    RetryHint,
     RetrySignal,
     SparqlTemplate,
     TriplePatterns,
 )
 from kgteam.roles.base import Role, RoleContext
 from kgteam.roles.choice import Option, choose
-from kgteam.roles.transcript import current_question, latest
-from kgteam.roles.triad.hints import RetryHint, parse_hint
+from kgteam.roles.contract import handles
 from kgteam.roles.triad.parsing import normalise, spot_mentions
 from kgteam.roles.triad.relscore import QuestionView, hop1_score, pair_score
 from kgteam.roles.triad.templates import (
     Binding,
     Chain,
     TemplateError,
-    bindings_dict,
     build_query,
     chain_template,
     parse_chain,
+    relation_bindings,
 )
 from kgteam.tools.sparql_guard import sparql_iri
 from kgteam.tools.types import ToolError
@@ -109,25 +108,29 @@ def _rel_display(label: str, direction: str, src: str) -> str:
     return f"{src} --{label}--> ?" if direction == "out" else f"? --{label}--> {src}"
 
 
-class DecisionMaker(Role):
+Linking = list[EntityCandidates | RelationCandidates | QueryCandidates | QueryResult]
+
+
+class DecisionMaker(Role[DecisionMakerSettings]):
     name: ClassVar[str] = "decision_maker"
-    consumes: ClassVar[tuple[str, ...]] = ("sparql_template", "retry_signal")
-    produces: ClassVar[tuple[str, ...]] = ("entity_candidates", "relation_candidates", "query_candidates",
-                                           "query_result")
+    reads = (Question, TriplePatterns)
+    informs = (EntityCandidates, RelationCandidates, QueryCandidates)
     tools: ClassVar[tuple[str, ...]] = ("search_entities", "entity_schema", "run_sparql", "labels_for")
     prompts: ClassVar[tuple[str, ...]] = ("decision_entities", "decision_relations", "decision_query")
-    settings_model: ClassVar[type[BaseModel] | None] = DecisionMakerSettings
-
-    @property
-    def cfg(self) -> DecisionMakerSettings:
-        return self.settings if isinstance(self.settings, DecisionMakerSettings) else DecisionMakerSettings()
 
     # ------------------------------------------------------------------ entry
-    async def handle(self, message: Envelope, ctx: RoleContext) -> list[Payload]:
-        hint = parse_hint(message.payload.hint) if isinstance(message.payload, RetrySignal) else RetryHint()
-        template = message.payload if isinstance(message.payload, SparqlTemplate) else latest(ctx, SparqlTemplate)
-        patterns = latest(ctx, TriplePatterns)
-        question = current_question(ctx)
+    @handles
+    async def on_template(self, template: SparqlTemplate, ctx: RoleContext) -> Linking:
+        return await self._link(template, RetryHint(), ctx)
+
+    @handles
+    async def on_retry(self, retry: RetrySignal, ctx: RoleContext) -> Linking:
+        return await self._link(ctx.ancestor(SparqlTemplate), retry.hint, ctx)
+
+    async def _link(self, template: SparqlTemplate | None, hint: RetryHint, ctx: RoleContext) -> Linking:
+        patterns = ctx.ancestor(TriplePatterns)
+        asked = ctx.ancestor(Question)
+        question = asked.text if asked else ""
         try:
             chain = parse_chain(template.template if template else "")
         except TemplateError:
@@ -136,19 +139,19 @@ class DecisionMaker(Role):
         if mention is None:
             spotted = await spot_mentions(question, ctx.tools)
             mention = spotted[0].text if spotted else None
-        out: list[Payload] = []
+        out: Linking = []
         if not mention:
-            out.append(QueryResult(sparql="", error="no_entity"))
+            out.append(QueryResult(sparql="", outcome="no_entity", error="no entity of the question was found"))
             return out
-        k_ent = max(self.cfg.k_entities, hint.k or 0)
-        k_rel = max(self.cfg.k_relations, hint.k or 0)
+        k_ent = max(self.settings.k_entities, hint.k or 0)
+        k_rel = max(self.settings.k_relations, hint.k or 0)
         qv = QuestionView.build(question, mention)
 
         entities = await self._entities(ctx, question, mention, k_ent, widened=hint.k is not None)
         out.append(EntityCandidates(mention=mention, placeholder="E0", candidates=[
             Candidate(iri=o.key, label=o.label, score=round(o.score, 4), source="search") for o in entities]))
         if not entities:
-            out.append(QueryResult(sparql="", error="no_entity"))
+            out.append(QueryResult(sparql="", outcome="no_entity", error=f"no KG entity matches {mention!r}"))
             return out
 
         hop_options: list[list[RelOption]] = []
@@ -169,14 +172,15 @@ class DecisionMaker(Role):
         await self._execute(ctx, filled)
         nonempty = [f for f in filled if f.rows > 0]
         selected = await self._pick(ctx, question, chain, nonempty) if nonempty else None
-        queries = [CandidateQuery(sparql=f.sparql, bindings={**bindings_dict(chain, f.entity,
-                                  [r.binding for r in f.relations]), "combo": f.key},
+        queries = [CandidateQuery(sparql=f.sparql, key=f.key, entity=f.entity,
+                                  relations=relation_bindings(chain, [r.binding for r in f.relations]),
                                   row_count=f.rows, error=f.error) for f in filled]
         sel_index = filled.index(selected) if selected is not None else None
         out.append(QueryCandidates(queries=queries, selected=sel_index))
         if selected is None:
             best = filled[0] if filled else None
-            out.append(QueryResult(sparql=best.sparql if best else "", error="empty_result"))
+            out.append(QueryResult(sparql=best.sparql if best else "", outcome="empty_result",
+                                   error="every filling of the template returned nothing"))
         else:
             res = selected.result
             out.append(QueryResult(sparql=selected.sparql, variables=list(res.variables),
@@ -204,7 +208,7 @@ class DecisionMaker(Role):
 
     async def _entities(self, ctx: RoleContext, question: str, mention: str, k: int, *,
                         widened: bool = False) -> list[Option]:
-        hits = await ctx.tools.search_entities(mention, k=self.cfg.entity_search_k)
+        hits = await ctx.tools["search_entities"](mention, k=self.settings.entity_search_k)
         if not hits:
             return []
         scored = []
@@ -213,9 +217,9 @@ class DecisionMaker(Role):
             sim = 1.0 if exact else fuzz.WRatio(normalise(mention), normalise(h.matched or h.label)) / 100.0
             scored.append((h, exact, sim))
         # with an exact match present only near-identical names stay; otherwise the closest names
-        threshold = self.cfg.near_exact if any(e for _, e, _ in scored) else self.cfg.min_similarity
+        threshold = self.settings.near_exact if any(e for _, e, _ in scored) else self.settings.min_similarity
         if widened:  # a retry asked for more candidates: accept looser names too
-            threshold = min(threshold, self.cfg.min_similarity) - 0.15
+            threshold = min(threshold, self.settings.min_similarity) - 0.15
         opts: dict[str, Option] = {}
         for h, exact, sim in scored:
             if not exact and sim < threshold:
@@ -226,19 +230,19 @@ class DecisionMaker(Role):
             if h.iri not in opts or opts[h.iri].score < score:
                 opts[h.iri] = Option(h.iri, h.label, score, detail="exact label" if exact else f"matched {h.matched!r}")
         ranked = sorted(opts.values(), key=lambda o: o.score, reverse=True)
-        if not self.cfg.use_model:
+        if not self.settings.use_model:
             return ranked[:k]
-        res = await choose(ctx, role=self.instance_name, decision="entities", prompt="decision_entities",
+        res = await choose(ctx, role=self.instance_name, decision="entities", prompt=self.prompt("decision_entities"),
                            options=ranked, k=k, values={"question": fence(question, tag="question"),
                                                         "mention": fence(mention, tag="mention")},
-                           llm_weight=self.cfg.llm_weight, max_repairs=self.cfg.max_repairs,
-                           max_offered=self.cfg.max_offered)
+                           llm_weight=self.settings.llm_weight, max_repairs=self.settings.max_repairs,
+                           max_offered=self.settings.max_offered)
         return res.chosen
 
     async def _hop1_candidates(self, ctx: RoleContext, entities: list[str], qv: QuestionView) -> list[RelOption]:
         found: dict[str, RelOption] = {}
         for iri in entities:
-            schema = await ctx.tools.entity_schema(iri)
+            schema = await ctx.tools["entity_schema"](iri)
             for stat in [*schema.outgoing, *schema.incoming]:
                 if stat.predicate in SKIP_PREDICATES:
                     continue
@@ -261,7 +265,7 @@ class DecisionMaker(Role):
                 q = (f"SELECT ?p (COUNT(?v) AS ?n) WHERE {{ {first} {pattern} }} "
                      f"GROUP BY ?p ORDER BY DESC(?n) LIMIT 50")
                 try:
-                    res = await ctx.tools.run_sparql(q)
+                    res = await ctx.tools["run_sparql"](q)
                 except ToolError as exc:
                     ctx.trace.record("tool_error", role=self.instance_name, tool="run_sparql", error=str(exc))
                     continue
@@ -274,7 +278,7 @@ class DecisionMaker(Role):
                         found[key] = RelOption(key, p.value, direction, p.value, [p.value])
                     found[key].parents.add(rel.key)
         if found:
-            labels = await ctx.tools.labels_for([o.iri for o in found.values()])
+            labels = await ctx.tools["labels_for"]([o.iri for o in found.values()])
             for o in found.values():
                 o.label = labels.get(o.iri, o.label)
                 o.names = [o.iri, o.label]
@@ -290,13 +294,13 @@ class DecisionMaker(Role):
         opts = [Option(o.key, _rel_display(o.label, o.direction,
                                            (o.sources[0] if o.sources else mention) if hop == 0 else "(step 1 result)"),
                        o.score) for o in options]
-        if not self.cfg.use_model:
+        if not self.settings.use_model:
             return options[:k]
         res = await choose(ctx, role=self.instance_name, decision=f"relations.{placeholder}",
-                           prompt="decision_relations", options=opts, k=k,
+                           prompt=self.prompt("decision_relations"), options=opts, k=k,
                            values={"question": fence(question, tag="question"), "hop": hop + 1},
-                           llm_weight=self.cfg.llm_weight, max_repairs=self.cfg.max_repairs,
-                           max_offered=self.cfg.max_offered)
+                           llm_weight=self.settings.llm_weight, max_repairs=self.settings.max_repairs,
+                           max_offered=self.settings.max_offered)
         return [by_key[o.key] for o in res.chosen]
 
     def _fill(self, chain: Chain, entities: list[Option], hops: list[list[RelOption]], qv: QuestionView,
@@ -319,12 +323,12 @@ class DecisionMaker(Role):
                 sparql = build_query(chain, ent.key, [r.binding for r in combo])
                 out.append(Filled(ent.key, list(combo), sparql, ent.score + rel_score, key))
         out.sort(key=lambda f: -f.score)
-        return out[: self.cfg.max_queries]
+        return out[: self.settings.max_queries]
 
     async def _execute(self, ctx: RoleContext, filled: list[Filled]) -> None:
         for f in filled:
             try:
-                res = await ctx.tools.run_sparql(f.sparql, limit=self.cfg.query_limit)
+                res = await ctx.tools["run_sparql"](f.sparql, limit=self.settings.query_limit)
             except ToolError as exc:
                 f.error = str(exc)
                 continue
@@ -339,7 +343,7 @@ class DecisionMaker(Role):
             var = chain.answer.lstrip("?")
             sample_iris += [r[var].value for r in f.result.rows[:3] if var in r and r[var].type == "uri"]
         sample_iris += [f.entity for f in nonempty]
-        labels = await ctx.tools.labels_for(sample_iris) if sample_iris else {}
+        labels = await ctx.tools["labels_for"](sample_iris) if sample_iris else {}
         opts = []
         for i, f in enumerate(nonempty):
             var = chain.answer.lstrip("?")
@@ -347,10 +351,10 @@ class DecisionMaker(Role):
             path = " then ".join(_rel_display(r.label, r.direction, labels.get(f.entity, f.entity) if j == 0 else "?")
                                  for j, r in enumerate(f.relations))
             opts.append(Option(str(i), path, f.score, detail=f"{f.rows} result(s), e.g. {', '.join(sample)}"))
-        if not self.cfg.use_model:
+        if not self.settings.use_model:
             return nonempty[0]
-        res = await choose(ctx, role=self.instance_name, decision="query", prompt="decision_query",
+        res = await choose(ctx, role=self.instance_name, decision="query", prompt=self.prompt("decision_query"),
                            options=opts, k=1, values={"question": fence(question, tag="question")},
-                           llm_weight=self.cfg.llm_weight, max_repairs=self.cfg.max_repairs,
-                           max_offered=self.cfg.max_offered)
+                           llm_weight=self.settings.llm_weight, max_repairs=self.settings.max_repairs,
+                           max_offered=self.settings.max_offered)
         return nonempty[int(res.chosen[0].key)]

@@ -13,11 +13,11 @@ from typing import ClassVar
 from pydantic import BaseModel, ConfigDict, Field
 
 from kgteam.prompts import fence
-from kgteam.protocols.envelope import Envelope
 from kgteam.protocols.payloads import (
     AnswerType,
     AnswerTypeName,
-    Payload,
+    Question,
+    RetryHint,
     RetrySignal,
     SparqlTemplate,
     TriplePattern,
@@ -25,8 +25,7 @@ from kgteam.protocols.payloads import (
 )
 from kgteam.roles.base import Role, RoleContext
 from kgteam.roles.choice import produce
-from kgteam.roles.transcript import current_question
-from kgteam.roles.triad.hints import RetryHint, parse_hint
+from kgteam.roles.contract import handles
 from kgteam.roles.triad.parsing import Mention, ParsePlan, analyse, normalise, spot_mentions, strip_brackets
 from kgteam.roles.triad.templates import TemplateError, chain_template, parse_chain
 
@@ -48,27 +47,30 @@ class ParseOutput(BaseModel):
     answer_type: AnswerTypeName
 
 
-class Generalist(Role):
+Parse = list[TriplePatterns | AnswerType | SparqlTemplate]
+
+
+class Generalist(Role[GeneralistSettings]):
     name: ClassVar[str] = "generalist"
-    consumes: ClassVar[tuple[str, ...]] = ("question", "retry_signal")
-    produces: ClassVar[tuple[str, ...]] = ("triple_patterns", "answer_type", "sparql_template")
     tools: ClassVar[tuple[str, ...]] = ("search_entities",)
     prompts: ClassVar[tuple[str, ...]] = ("generalist_parse",)
-    settings_model: ClassVar[type[BaseModel] | None] = GeneralistSettings
 
-    @property
-    def cfg(self) -> GeneralistSettings:
-        return self.settings if isinstance(self.settings, GeneralistSettings) else GeneralistSettings()
+    @handles
+    async def on_question(self, question: Question, ctx: RoleContext) -> Parse:
+        return await self._parse(question.text, RetryHint(), ctx)
 
-    async def handle(self, message: Envelope, ctx: RoleContext) -> list[Payload]:
-        hint = parse_hint(message.payload.hint) if isinstance(message.payload, RetrySignal) else RetryHint()
-        question = current_question(ctx, message)
+    @handles
+    async def on_retry(self, retry: RetrySignal, ctx: RoleContext) -> Parse:
+        asked = ctx.ancestor(Question)
+        return await self._parse(asked.text if asked else "", retry.hint, ctx)
+
+    async def _parse(self, question: str, hint: RetryHint, ctx: RoleContext) -> Parse:
         plain = strip_brackets(question)
         mentions = await spot_mentions(question, ctx.tools)
         det = analyse(question, mentions[0] if mentions else None, force_hops=hint.hops)
-        det.hops = min(det.hops, self.cfg.max_hops)
+        det.hops = min(det.hops, self.settings.max_hops)
         plan = det
-        if self.cfg.use_model and plain.strip():  # an empty question has nothing for the model to parse
+        if self.settings.use_model and plain.strip():  # an empty question has nothing for the model to parse
             plan = await self._model_parse(ctx, question, plain, mentions, det, hint)
         template = chain_template(plan.hops)
         ctx.trace.record("parse", role=self.instance_name, mention=plan.mention.text if plan.mention else None,
@@ -91,7 +93,7 @@ class Generalist(Role):
             if known and normalise(out.mention) not in known:
                 return f"mention must be one of the known entity names: {sorted(m.text for m in mentions)}"
             try:
-                chain = parse_chain(out.template, max_hops=self.cfg.max_hops)
+                chain = parse_chain(out.template, max_hops=self.settings.max_hops)
             except TemplateError as exc:
                 return str(exc)
             if len(out.patterns) != chain.hops:
@@ -104,17 +106,17 @@ class Generalist(Role):
 
         retry_note = ""
         if hint.note or hint.hops:
-            retry_note = "A previous attempt failed: " + fence(hint.to_text(), tag="retry_hint")
+            retry_note = "A previous attempt failed: " + fence(hint.text(), tag="retry_hint")
         result = await produce(
-            ctx, role=self.instance_name, decision="parse", prompt="generalist_parse", output=ParseOutput,
+            ctx, role=self.instance_name, decision="parse", prompt=self.prompt("generalist_parse"), output=ParseOutput,
             values={"question": fence(question, tag="question"), "retry_note": retry_note,
-                    "max_hops": self.cfg.max_hops},
-            validate=validate, fallback=lambda: None, max_repairs=self.cfg.max_repairs,
+                    "max_hops": self.settings.max_hops},
+            validate=validate, fallback=lambda: None, max_repairs=self.settings.max_repairs,
         )
         if result.source != "llm" or result.value is None:
             return det
         out: ParseOutput = result.value
-        chain = parse_chain(out.template, max_hops=self.cfg.max_hops)
+        chain = parse_chain(out.template, max_hops=self.settings.max_hops)
         mention = known.get(normalise(out.mention)) or Mention(out.mention, 0, 0, [])
         phrases = [p.predicate for p in out.patterns][: chain.hops]
         return ParsePlan(mention, chain.hops, out.answer_type, phrases)

@@ -26,7 +26,7 @@ from kgteam.roles.lexical import (
 from kgteam.tools.types import LabelHit
 
 if TYPE_CHECKING:
-    from kgteam.tools.kg_tools import KGTools
+    from kgteam.tools.toolbox import Toolbox
 
 _WORD = re.compile(r"[\w'-]+", re.UNICODE)
 _BRACKET = re.compile(r"\[([^\[\]]+)\]")
@@ -87,12 +87,12 @@ def is_exact_hit(hit: LabelHit, span_text: str) -> bool:
     return hit.exact or normalise(hit.matched) == normalise(span_text) or normalise(hit.label) == normalise(span_text)
 
 
-async def spot_mentions(question: str, tools: KGTools, *, max_ngram: int = 10, k: int = 5) -> list[Mention]:
+async def spot_mentions(question: str, tools: Toolbox, *, max_ngram: int = 10, k: int = 5) -> list[Mention]:
     """Longest exactly-known spans, best first (bracketed, then longer, then capitalised)."""
     found: list[Mention] = []
     for m in _BRACKET.finditer(question):
         text = m.group(1).strip()
-        hits = await tools.search_entities(text, k=k)
+        hits = await tools["search_entities"](text, k=k)
         before = len(_WORD.findall(question[: m.start()]))
         n = len(_WORD.findall(text))
         found.append(Mention(text, before, before + n, hits, bracketed=True))
@@ -117,7 +117,7 @@ async def spot_mentions(question: str, tools: KGTools, *, max_ngram: int = 10, k
             if n == 1 and (_is_cue_word(first) or (len(first) < 3 and not _short_title(words[i], i))):
                 continue
             text = question[spans[i][0] : spans[i + n - 1][1]]
-            hits = await tools.search_entities(text, k=k)
+            hits = await tools["search_entities"](text, k=k)
             exact = [h for h in hits if is_exact_hit(h, text)]
             if exact:
                 found.append(Mention(text, i, i + n, hits))

@@ -13,6 +13,8 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from kgteam.protocols.errors import KgteamError
+from kgteam.protocols.payloads import CandidateQuery, RelationBinding
 from kgteam.tools.sparql_guard import sparql_iri
 
 _TERM = r"(<E\d+>|\?[A-Za-z_]\w*)"
@@ -40,8 +42,8 @@ class Chain:
         return len(self.steps)
 
 
-class TemplateError(ValueError):
-    pass
+class TemplateError(KgteamError, ValueError):
+    """A template the decision maker cannot fill (the generalist repairs or falls back)."""
 
 
 def chain_template(hops: int) -> str:
@@ -122,15 +124,16 @@ def build_query(chain: Chain, entity_iri: str, relations: list[Binding], *, all_
             f"FILTER({chain.answer} != {ent}) }}")
 
 
-def bindings_dict(chain: Chain, entity_iri: str, relations: list[Binding]) -> dict[str, str]:
-    """Placeholder -> IRI, plus ``dir:R0`` entries so a consumer can rebuild the query."""
-    out = {chain.entity: entity_iri}
-    for step, rel in zip(chain.steps, relations, strict=True):
-        out[step.relation] = rel.iri
-        out[f"dir:{step.relation}"] = rel.direction
-    return out
+def relation_bindings(chain: Chain, relations: list[Binding]) -> list[RelationBinding]:
+    """The typed record of which predicate filled which relation placeholder, and which way."""
+    return [RelationBinding(placeholder=step.relation, iri=rel.iri, direction=rel.direction)  # type: ignore[arg-type]
+            for step, rel in zip(chain.steps, relations, strict=True)]
 
 
-def from_bindings(chain: Chain, bindings: dict[str, str]) -> tuple[str, list[Binding]]:
-    rels = [Binding(bindings[s.relation], bindings.get(f"dir:{s.relation}", "out")) for s in chain.steps]
-    return bindings[chain.entity], rels
+def from_query(chain: Chain, query: CandidateQuery) -> tuple[str, list[Binding]]:
+    """Entity IRI and relation bindings of a filling, in chain order (KeyError if incomplete)."""
+    if query.entity is None:
+        raise KeyError("the filling has no entity")
+    by_placeholder = {r.placeholder: r for r in query.relations}
+    rels = [Binding(by_placeholder[s.relation].iri, by_placeholder[s.relation].direction) for s in chain.steps]
+    return query.entity, rels
