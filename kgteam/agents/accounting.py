@@ -1,19 +1,19 @@
-"""Accounting wrappers the runtime puts between roles and their model / tools.
+"""Accounting the runtime puts between roles and their model / tools.
 
-They count LLM calls, tokens and latency per role, enforce the model budgets (a role cannot
-spend past them even if it forgets to look), time tool calls and record both in the trace.
+It counts LLM calls, tokens and latency per role, enforces the model budgets (a role cannot
+spend past them even if it forgets to look), times tool calls and records both in the trace.
 """
 
 from __future__ import annotations
 
-import inspect
 import time
 from typing import Any
 
-from kgteam.agents.supervisor import RunState
+from kgteam.agents.supervisor import Supervisor
 from kgteam.llm.base import ChatMessage, ChatModel, ChatReply
 from kgteam.protocols.budgets import BudgetExhausted
 from kgteam.roles.base import TraceSink
+from kgteam.tools.toolbox import ToolCall, ToolHook
 
 
 class AccountingModel:
@@ -24,7 +24,7 @@ class AccountingModel:
     (e.g. into a deterministic fallback) still ends the run at the end of its step.
     """
 
-    def __init__(self, inner: ChatModel, state: RunState, trace: TraceSink, *, role: str | None = None):
+    def __init__(self, inner: ChatModel, state: Supervisor, trace: TraceSink, *, role: str | None = None):
         self._inner = inner
         self._state = state
         self._trace = trace
@@ -73,41 +73,20 @@ def _summarise(value: Any) -> Any:
         return {"type": type(value).__name__, "rows": len(rows)}
     if isinstance(value, str):  # SPARQL and search text are worth keeping whole
         return value if len(value) <= 4000 else value[:3997] + "..."
+    if value is None or isinstance(value, bool | int | float):
+        return value
     text = repr(value)
     return text if len(text) <= 200 else text[:197] + "..."
 
 
-class TimedTools:
-    """Proxy over ``KGTools`` (or any tool object): times async methods and traces each call."""
+def tool_trace_hook(state: Supervisor, trace: TraceSink, role: str) -> ToolHook:
+    """Times every tool call of one role and records it in the trace."""
 
-    def __init__(self, inner: Any, state: RunState, trace: TraceSink):
-        self._inner = inner
-        self._state = state
-        self._trace = trace
+    def hook(call: ToolCall) -> None:
+        state.metrics.tool_s += call.seconds
+        trace.record("tool_call", role=role, tool=call.tool,
+                     kwargs={k: _summarise(v) for k, v in call.arguments.items()},
+                     result=None if call.error else _summarise(call.result), error=call.error,
+                     seconds=round(call.seconds, 6))
 
-    def __getattr__(self, item: str) -> Any:
-        attr = getattr(self._inner, item)
-        if item.startswith("_") or not inspect.iscoroutinefunction(attr):
-            return attr
-        state, trace = self._state, self._trace
-
-        async def timed(*args: Any, **kwargs: Any) -> Any:
-            t0 = time.perf_counter()
-            error: str | None = None
-            result: Any = None
-            try:
-                result = await attr(*args, **kwargs)
-                return result
-            except Exception as exc:
-                error = f"{type(exc).__name__}: {exc}"
-                raise
-            finally:
-                seconds = time.perf_counter() - t0
-                state.tool_s += seconds
-                trace.record("tool_call", role=state.active_role, tool=item,
-                             args=[_summarise(a) for a in args],
-                             kwargs={k: _summarise(v) for k, v in kwargs.items()},
-                             result=None if error else _summarise(result), error=error,
-                             seconds=round(seconds, 6))
-
-        return timed
+    return hook

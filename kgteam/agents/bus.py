@@ -2,17 +2,15 @@
 
 * every role runs as a :class:`RoleAgent` (a ``BaseChatAgent``) that emits
   :class:`EnvelopeMessage` (``StructuredMessage[Envelope]``), one per payload the role returns,
-  and closes its step with a :class:`StepMessage`;
+  and closes its turn with a :class:`StepMessage`;
 * :class:`BusTeam` subclasses ``BaseGroupChat`` with :class:`RouterManager` (a
-  ``BaseGroupChatManager``) whose ``select_speaker`` pops the next delivery from the
-  supervisor's FIFO queue (:class:`~kgteam.agents.supervisor.RunState`), which the pure
-  :func:`~kgteam.agents.routing.route` filled. The manager hands the envelope to the chosen
-  role as a :class:`DeliveryMessage` on the role's own topic, right before AutoGen's publish
-  request, so the role knows exactly which message to handle;
+  ``BaseGroupChatManager``) whose ``select_speaker`` asks the supervisor
+  (:class:`~kgteam.agents.supervisor.Supervisor`) for the next *round* of deliveries and hands
+  each to its role as a :class:`DeliveryMessage` on the role's own topic. Several speakers may be
+  selected at once (AutoGen runs them concurrently and waits for all); a role given several
+  deliveries in one round handles them concurrently too;
 * budgets are a ``TerminationCondition`` (:class:`SupervisorTermination`) reading the same state.
 
-AutoGen selects one speaker per step; fan-out (one envelope to several roles, or a role
-returning several payloads) is therefore a queue of pending deliveries served FIFO.
 Each question gets a fresh team (and AutoGen runtime): no state leaks between questions and a
 cancelled run cannot leave a shared runtime inconsistent.
 """
@@ -36,7 +34,7 @@ from autogen_agentchat.teams._group_chat._events import GroupChatStart
 from autogen_core import EVENT_LOGGER_NAME, CancellationToken, DefaultTopicId, SingleThreadedAgentRuntime
 from pydantic import BaseModel
 
-from kgteam.agents.supervisor import RunState
+from kgteam.agents.supervisor import Delivery, Supervisor
 from kgteam.llm.base import ModelError
 from kgteam.protocols.budgets import BudgetExhausted
 from kgteam.protocols.envelope import Envelope
@@ -44,16 +42,21 @@ from kgteam.protocols.evidence import Usage
 from kgteam.protocols.payloads import Payload
 from kgteam.roles.base import Role, RoleContext
 
+ContextFactory = Callable[[Delivery], RoleContext]
 
-class Delivery(BaseModel):
+
+class DeliveryNote(BaseModel):
+    """Which role handles which envelope in which step (what the manager hands an agent)."""
+
     to: str
+    step: str
     envelope: Envelope
 
 
 class StepReport(BaseModel):
     role: str
     outputs: int = 0
-    outcome: str = "ok"  # ok | budget | cancelled | error
+    outcome: str = "ok"  # ok | budget | cancelled | error | skipped | idle
     error: str | None = None
 
 
@@ -64,7 +67,7 @@ class EnvelopeMessage(StructuredMessage[Envelope]):
         return f"EnvelopeMessage({self.content.kind} {self.content.id} from {self.content.sender})"
 
 
-class DeliveryMessage(StructuredMessage[Delivery]):
+class DeliveryMessage(StructuredMessage[DeliveryNote]):
     """Supervisor -> role: handle this envelope now."""
 
     def __repr__(self) -> str:
@@ -72,7 +75,7 @@ class DeliveryMessage(StructuredMessage[Delivery]):
 
 
 class StepMessage(StructuredMessage[StepReport]):
-    """Closes a role's step (AutoGen needs one chat message per response, even with no output)."""
+    """Closes a role's turn (AutoGen needs one chat message per response, even with no output)."""
 
     def __repr__(self) -> str:
         return f"StepMessage({self.content.role} {self.content.outcome} {self.content.outputs})"
@@ -89,24 +92,15 @@ def agent_name_for(role_name: str, index: int) -> str:
     return f"r{index}_{safe}"
 
 
-def _usage_delta(after: Usage, before: Usage, seconds: float) -> Usage:
-    return Usage(
-        llm_calls=after.llm_calls - before.llm_calls,
-        prompt_tokens=after.prompt_tokens - before.prompt_tokens,
-        completion_tokens=after.completion_tokens - before.completion_tokens,
-        seconds=round(seconds, 6),
-    )
-
-
 class RoleAgent(BaseChatAgent):
-    """Runs one :class:`Role` inside AutoGen: handles the delivery addressed to it, nothing else."""
+    """Runs one :class:`Role` inside AutoGen: handles the deliveries addressed to it, nothing else."""
 
-    def __init__(self, agent_name: str, role_name: str, role: Role, state: RunState, context: RoleContext):
+    def __init__(self, agent_name: str, role_name: str, role: Role, state: Supervisor, contexts: ContextFactory):
         super().__init__(agent_name, description=f"kgteam role {role_name}")
         self._role_name = role_name
         self._role = role
         self._state = state
-        self._context = context
+        self._contexts = contexts
 
     @property
     def produced_message_types(self) -> Sequence[type[BaseChatMessage]]:
@@ -117,37 +111,47 @@ class RoleAgent(BaseChatAgent):
 
     async def on_messages(self, messages: Sequence[BaseChatMessage], cancellation_token: CancellationToken
                           ) -> Response:
-        delivery: Delivery | None = None
-        for message in reversed(messages):
-            if isinstance(message, DeliveryMessage) and message.content.to == self._role_name:
-                delivery = message.content
-                break
-        if delivery is None:  # asked to speak without a delivery: nothing to do
+        notes = [m.content for m in messages if isinstance(m, DeliveryMessage) and m.content.to == self._role_name]
+        if not notes:  # asked to speak without a delivery: nothing to do
             return Response(chat_message=self._report(StepReport(role=self._role_name, outcome="idle")))
-        envelopes, report = await self._step(delivery.envelope, cancellation_token)
-        inner = [EnvelopeMessage(content=envelope, source=self.name) for envelope in envelopes]
-        return Response(chat_message=self._report(report), inner_messages=inner)
+        deliveries = [Delivery(n.envelope, n.to, n.step) for n in notes]
+        results = await asyncio.gather(*(self._step(d, cancellation_token) for d in deliveries))
+        inner: list[BaseAgentEvent | BaseChatMessage] = []
+        reports = []
+        for envelopes, report in results:
+            inner += [EnvelopeMessage(content=envelope, source=self.name) for envelope in envelopes]
+            reports.append(report)
+        worst = next((r for r in reports if r.outcome != "ok"), reports[0])
+        summary = StepReport(role=self._role_name, outputs=sum(r.outputs for r in reports), outcome=worst.outcome,
+                             error=worst.error)
+        return Response(chat_message=self._report(summary), inner_messages=inner)
 
     def _report(self, report: StepReport) -> StepMessage:
         return StepMessage(content=report, source=self.name)
 
-    async def _step(self, envelope: Envelope, token: CancellationToken) -> tuple[list[Envelope], StepReport]:
+    async def _step(self, delivery: Delivery, token: CancellationToken) -> tuple[list[Envelope], StepReport]:
+        envelopes: list[Envelope] = []
+        try:
+            envelopes, report = await self._run(delivery, token)
+            return envelopes, report
+        finally:
+            self._state.collect(delivery, envelopes)
+
+    async def _run(self, delivery: Delivery, token: CancellationToken) -> tuple[list[Envelope], StepReport]:
         state, name = self._state, self._role_name
         if state.stop is not None:  # stopped between dispatch and start: do not start new work
             return [], StepReport(role=name, outcome="skipped")
-        state.active_role = name
-        state.steps += 1
+        state.metrics.steps += 1
+        context = self._contexts(delivery)
         before = state.usage
         t0 = time.perf_counter()
-        task: asyncio.Future[list[Payload]] = asyncio.ensure_future(self._role.handle(envelope, self._context))
+        task: asyncio.Future[list[Payload]] = asyncio.ensure_future(self._role.handle(delivery.envelope, context))
         token.link_future(task)  # AutoGen's token reaches the model/tool awaits inside the role
         state.inflight.add(task)
         report = StepReport(role=name)
         payloads: list[Payload] = []
         try:
             payloads = await task
-            if not isinstance(payloads, list) or not all(isinstance(p, Payload) for p in payloads):
-                raise TypeError(f"handle() must return list[Payload], got {type(payloads).__name__}")
         except asyncio.CancelledError:
             current = asyncio.current_task()
             if current is not None and current.cancelling():
@@ -167,21 +171,29 @@ class RoleAgent(BaseChatAgent):
             report.outcome, report.error = "error", message
         finally:
             state.inflight.discard(task)
-            state.active_role = None
             elapsed = time.perf_counter() - t0
-            state.role_s += elapsed
+            state.metrics.role_s += elapsed
         if report.outcome != "ok":
             return [], report
         step_usage = _usage_delta(state.usage, before, elapsed)
-        envelopes = state.make_envelopes(envelope, name, payloads, step_usage)
+        envelopes = state.make_envelopes(delivery, name, payloads, step_usage)
         report.outputs = len(envelopes)
         return envelopes, report
+
+
+def _usage_delta(after: Usage, before: Usage, seconds: float) -> Usage:
+    return Usage(
+        llm_calls=after.llm_calls - before.llm_calls,
+        prompt_tokens=after.prompt_tokens - before.prompt_tokens,
+        completion_tokens=after.completion_tokens - before.completion_tokens,
+        seconds=round(seconds, 6),
+    )
 
 
 class SupervisorTermination(TerminationCondition):
     """Budgets as an AutoGen termination condition: stops when the supervisor says the run is over."""
 
-    def __init__(self, state: RunState):
+    def __init__(self, state: Supervisor):
         self._state = state
         self._terminated = False
 
@@ -193,7 +205,7 @@ class SupervisorTermination(TerminationCondition):
         state = self._state
         if state.stop is None:
             state.check_clock()
-        if state.stop is None and not state.pending:
+        if state.stop is None and not state.has_work():
             state.request_stop("no_answer")
         if state.stop is not None:
             self._terminated = True
@@ -205,9 +217,9 @@ class SupervisorTermination(TerminationCondition):
 
 
 class RouterManager(BaseGroupChatManager):
-    """Speaker selection = next delivery of the supervisor's FIFO queue (filled by ``route``)."""
+    """Speaker selection = the supervisor's next round of deliveries (filled by the pure ``route``)."""
 
-    def __init__(self, *args: Any, state: RunState, name_map: dict[str, str], **kwargs: Any):
+    def __init__(self, *args: Any, state: Supervisor, name_map: dict[str, str], **kwargs: Any):
         super().__init__(*args, **kwargs)
         self._state = state
         self._name_map = name_map  # role name -> agent name
@@ -225,29 +237,29 @@ class RouterManager(BaseGroupChatManager):
             await self._termination_condition.reset()
 
     async def update_message_thread(self, messages: Sequence[BaseAgentEvent | BaseChatMessage]) -> None:
-        envelopes = [m.content for m in messages if isinstance(m, EnvelopeMessage)]
         if not self._started:
             self._started = True
-            for envelope in envelopes:
-                self._state.start(envelope)
-        else:
-            self._state.accept(envelopes)
-        # the thread is kept small: envelopes live in the supervisor's transcript
+            for m in messages:
+                if isinstance(m, EnvelopeMessage):
+                    self._state.start(m.content)
+        # role outputs reach the supervisor through Supervisor.collect; the thread stays small
         self._message_thread.extend(m for m in messages if isinstance(m, StepMessage))
 
     async def select_speaker(self, thread: Sequence[BaseAgentEvent | BaseChatMessage]) -> list[str] | str:
         t0 = time.perf_counter()
-        delivery = self._state.next_delivery()
-        if delivery is None:
-            return []
-        agent = self._name_map[delivery.to]
-        await self.publish_message(
-            GroupChatStart(messages=[DeliveryMessage(content=Delivery(to=delivery.to, envelope=delivery.envelope),
-                                                     source="supervisor")]),
-            topic_id=DefaultTopicId(type=self._participant_name_to_topic_type[agent]),
-        )
-        self._state.runtime_s += time.perf_counter() - t0
-        return agent
+        batch = self._state.next_round()
+        speakers: list[str] = []
+        for delivery in batch:
+            agent = self._name_map[delivery.to]
+            note = DeliveryNote(to=delivery.to, step=delivery.step, envelope=delivery.envelope)
+            await self.publish_message(
+                GroupChatStart(messages=[DeliveryMessage(content=note, source="supervisor")]),
+                topic_id=DefaultTopicId(type=self._participant_name_to_topic_type[agent]),
+            )
+            if agent not in speakers:
+                speakers.append(agent)
+        self._state.metrics.runtime_s += time.perf_counter() - t0
+        return speakers
 
 
 _event_logger = logging.getLogger(EVENT_LOGGER_NAME)
@@ -286,7 +298,7 @@ class QuietRuntime(SingleThreadedAgentRuntime):
 class BusTeam(BaseGroupChat):
     """One question's team: the role agents, the router manager and the supervisor termination."""
 
-    def __init__(self, agents: list[RoleAgent], state: RunState, name_map: dict[str, str]):
+    def __init__(self, agents: list[RoleAgent], state: Supervisor, name_map: dict[str, str]):
         self._state = state
         self._name_map = name_map
         super().__init__(

@@ -38,3 +38,17 @@ def configure_logging(level: str | int = "INFO", json: bool = True, stream: Text
     logging.basicConfig(level=numeric, stream=out, format="%(message)s", force=True)
     for name in ("autogen_core", "autogen_agentchat", "autogen_core.events"):
         logging.getLogger(name).setLevel(max(numeric, logging.WARNING))
+
+
+def quiet_by_default() -> None:
+    """A library must not print: unless the host application configured structlog itself,
+    kgteam's loggers stay silent below WARNING (and cost next to nothing on the hot path).
+    ``configure_logging`` (the CLI's ``--log-level``) replaces this."""
+    if structlog.is_configured():
+        return
+    structlog.configure(
+        processors=[structlog.processors.add_log_level, structlog.dev.ConsoleRenderer(colors=False)],
+        wrapper_class=structlog.make_filtering_bound_logger(logging.WARNING),
+        logger_factory=structlog.PrintLoggerFactory(file=sys.stderr),
+        cache_logger_on_first_use=False,
+    )

@@ -26,18 +26,23 @@ from typing import Any
 import structlog
 from autogen_core import CancellationToken
 
-from kgteam.agents.accounting import AccountingModel, TimedTools
+from kgteam.agents.accounting import AccountingModel, tool_trace_hook
+from kgteam.agents.budget_policy import StopReason
 from kgteam.agents.bus import BusTeam, RoleAgent, agent_name_for, run_bus
+from kgteam.agents.logging import quiet_by_default
 from kgteam.agents.sessions import SessionStore
-from kgteam.agents.supervisor import RunState, StopReason
+from kgteam.agents.supervisor import DEFAULT_CONCURRENCY, Delivery, Supervisor
 from kgteam.agents.trace import RunTrace
 from kgteam.llm.base import ChatModel
 from kgteam.protocols.budgets import Budgets
-from kgteam.protocols.envelope import Envelope
+from kgteam.protocols.envelope import Envelope, new_id
+from kgteam.protocols.errors import KgteamError
 from kgteam.protocols.payloads import Answer, BudgetExceeded, Question
 from kgteam.protocols.routes import Route
-from kgteam.roles.base import BudgetView, Role, RoleContext, TraceSink
+from kgteam.roles.base import Role, RoleContext, TraceSink
+from kgteam.tools.toolbox import Toolbox
 
+quiet_by_default()
 log = structlog.get_logger("kgteam.team")
 
 FINALIZE_TIMEOUT_S = 5.0  # finalize must be quick; a hung finalize must not hang the run
@@ -51,8 +56,8 @@ def cancelled_answer() -> Answer:
     return Answer(text="Stopped before an answer was found.", status="unknown", stopped_by="cancelled")
 
 
-class TeamConfigError(ValueError):
-    """The roles and routes do not fit together (unknown role in a route, no entry role ...)."""
+class TeamWiringError(KgteamError, ValueError):
+    """Roles and routes handed to ``TeamRunner`` do not fit (unknown role in a route, no entry role)."""
 
 
 class TeamRunner:
@@ -61,28 +66,35 @@ class TeamRunner:
     def __init__(self, roles: dict[str, Role], routes: list[Route], model: ChatModel, tools: Any,
                  budgets: Budgets | None = None, entry_role: str | None = None, answer_role: str | None = None,
                  session_store: SessionStore | None = None, trace: TraceSink | None = None, *,
-                 role_models: dict[str, ChatModel] | None = None):
+                 role_models: dict[str, ChatModel] | None = None, grants: dict[str, list[str]] | None = None,
+                 concurrency: int = DEFAULT_CONCURRENCY, kg: Any = None):
         if not roles:
-            raise TeamConfigError("a team needs at least one role")
+            raise TeamWiringError("a team needs at least one role")
         self.roles = dict(roles)
         self.model = model
         self.role_models = dict(role_models or {})
-        self.tools = tools
+        # a KGTools (tests, scripts) offers its own tools; a team built from YAML passes a Toolbox
+        self.tools: Toolbox = tools if isinstance(tools, Toolbox) else (
+            tools.toolbox() if tools is not None and hasattr(tools, "toolbox") else Toolbox())
+        self.kg = kg if kg is not None or isinstance(tools, Toolbox) else tools  # the KG tools, for the eval harness
+        self.grants = {name: list(grants[name]) if grants and name in grants else list(getattr(role, "tools", ()))
+                       for name, role in roles.items()}
+        self.concurrency = concurrency
         self.budgets = budgets or Budgets()
         self.session_store = session_store
         self.trace = trace
         self.routes = list(routes)
         unknown = sorted({name for r in self.routes for name in r.to if name not in self.roles})
         if unknown:
-            raise TeamConfigError(f"routes name unknown roles {unknown}; roles are {sorted(self.roles)}")
+            raise TeamWiringError(f"routes name unknown roles {unknown}; roles are {sorted(self.roles)}")
         for name in (entry_role, answer_role):
             if name is not None and name not in self.roles:
-                raise TeamConfigError(f"role {name!r} is not in the team {sorted(self.roles)}")
+                raise TeamWiringError(f"role {name!r} is not in the team {sorted(self.roles)}")
         if not any(r.kind in ("question", "*") for r in self.routes):
             entry = entry_role or next(
                 (n for n, r in self.roles.items() if "question" in getattr(r, "consumes", ())), None)
             if entry is None:
-                raise TeamConfigError("no route for 'question' and no role consumes questions: set entry_role")
+                raise TeamWiringError("no route for 'question' and no role consumes questions: set entry_role")
             self.routes.insert(0, Route(kind="question", to=[entry], sender="user"))
         self.entry_role = entry_role
         self.answer_role = answer_role or next(
@@ -90,7 +102,7 @@ class TeamRunner:
         self._agent_names = {name: agent_name_for(name, i) for i, name in enumerate(self.roles)}
         self._memory_history: dict[str, list[tuple[str, Answer]]] = {}
         self._memory_turns: dict[str, int] = {}
-        self.last_run: RunState | None = None  # for benchmarks and the chat's /budget
+        self.last_run: Supervisor | None = None  # for benchmarks and the chat's /budget
         # the loop keeps only weak references to tasks: an async listener's task is held here until it ends
         self._listener_tasks: set[asyncio.Future[Any]] = set()
 
@@ -109,13 +121,15 @@ class TeamRunner:
             turn = self._memory_turns.get(session_id, 0)
             self._memory_turns[session_id] = turn + 1
             history = list(self._memory_history.get(session_id, []))
-        state = RunState(session_id=session_id, turn=turn, routes=self.routes, roles=self.roles,
-                         budgets=self.budgets, started=started)
+        state = Supervisor(session_id, turn, self.routes, self.roles, self.budgets, started=started,
+                           concurrency=self.concurrency)
         self.last_run = state
         trace = RunTrace(session_id, turn, store, self.trace)
         log.info("question_started", session_id=session_id, turn=turn, question=question)
 
         def emit(envelope: Envelope) -> None:
+            if envelope.id in state.emitted:
+                return
             state.emitted.add(envelope.id)
             if store is not None:
                 store.append_envelope(envelope)
@@ -127,6 +141,7 @@ class TeamRunner:
                 except Exception as exc:  # a broken listener must not break the run
                     log.warning("on_event_failed", error=str(exc))
 
+        state.on_envelope = emit
         try:
             answer = await self._run(question, state, trace, history, emit, cancel)
         except asyncio.CancelledError:  # the caller gave up (wait_for, task.cancel): close the turn anyway
@@ -195,20 +210,29 @@ class TeamRunner:
         return list(self._memory_history.get(session_id, []))
 
     # -- one run ------------------------------------------------------------------------------
-    def _context(self, name: str, state: RunState, trace: RunTrace, history: list[tuple[str, Answer]]
-                 ) -> RoleContext:
+    def _context(self, name: str, state: Supervisor, trace: RunTrace, history: list[tuple[str, Answer]],
+                 delivery: Delivery | None = None) -> RoleContext:
+        """A role's context for one step (lineage of the handled message) or for ``finalize``
+        (no message; ``run`` shows every branch)."""
+        role = self.roles[name]
         model = self.role_models.get(name, self.model)
-        return RoleContext(
-            model=AccountingModel(model, state, trace, role=name),
-            tools=TimedTools(self.tools, state, trace) if self.tools is not None else None,  # type: ignore[arg-type]
-            trace=trace, transcript=state.transcript, history=history,
-            budgets=BudgetView(self.budgets, state.used), session_id=state.session_id,
-        )
+        tools = self.tools.only(self.grants.get(name, []), owner=name).with_hook(tool_trace_hook(state, trace, name))
+        ctx = RoleContext(model=AccountingModel(model, state, trace, role=name), tools=tools, trace=trace,
+                          history=history, session_id=state.session_id)
+        if delivery is not None:
+            ctx.message = delivery.envelope
+            ctx.lineage = state.lineage(delivery.envelope, role)
+            ctx.budgets = state.budget_view(delivery.envelope)
+        else:
+            ctx.run = state.run_view(role)
+            ctx.lineage = ctx.run.branches[-1].lineage if ctx.run.branches else ctx.lineage
+            ctx.budgets = state.budget_view()
+        return ctx
 
-    async def _run(self, question: str, state: RunState, trace: RunTrace, history: list[tuple[str, Answer]],
+    async def _run(self, question: str, state: Supervisor, trace: RunTrace, history: list[tuple[str, Answer]],
                    emit: Callable[[Envelope], None], cancel: asyncio.Event | None) -> Answer:
-        contexts = {name: self._context(name, state, trace, history) for name in self.roles}
-        agents = [RoleAgent(self._agent_names[name], name, role, state, contexts[name])
+        agents = [RoleAgent(self._agent_names[name], name, role, state,
+                            lambda d, n=name: self._context(n, state, trace, history, d))
                   for name, role in self.roles.items()]
         team = BusTeam(agents, state, self._agent_names)
         question_env = Envelope(session_id=state.session_id, turn=state.turn, sender="user",
@@ -216,10 +240,10 @@ class TeamRunner:
         token = CancellationToken()
         bus_error: list[BaseException] = []
 
-        async def consume() -> None:
+        async def consume() -> None:  # drives the bus; the supervisor streams what it admits
             try:
-                async for envelope in run_bus(team, question_env, token):
-                    emit(envelope)
+                async for _ in run_bus(team, question_env, token):
+                    pass
             except asyncio.CancelledError:
                 raise
             except Exception as exc:  # AutoGen surfaced an error of its own
@@ -258,12 +282,12 @@ class TeamRunner:
         if bus_error and (state.stop is None or state.stop.reason in ("done", "no_answer")) and state.final is None:
             state.stop = StopReason("error", error=f"runtime error: {bus_error[0]}")
         state.used.seconds = state.elapsed()
-        return await self._conclude(state, trace, history, emit, contexts)
+        return await self._conclude(state, trace, history, emit)
 
-    async def _conclude(self, state: RunState, trace: RunTrace, history: list[tuple[str, Answer]],
-                        emit: Callable[[Envelope], None], contexts: dict[str, RoleContext]) -> Answer:
+    async def _conclude(self, state: Supervisor, trace: RunTrace, history: list[tuple[str, Answer]],
+                        emit: Callable[[Envelope], None]) -> Answer:
         stop = state.stop or StopReason("no_answer")
-        last_id = state.transcript[-1].id if state.transcript else None
+        last_id = state.transcript[-1].id if len(state.transcript) else None
         parents = [last_id] if last_id else []
         if stop.reason == "done" and state.final is not None:
             answer = state.final.payload
@@ -271,14 +295,21 @@ class TeamRunner:
             if state.final.id not in state.emitted:  # a torn-down bus may not have streamed it
                 emit(state.final)
             return answer
-        if stop.is_budget:
-            exceeded = BudgetExceeded(budget=stop.reason, limit=float(stop.limit or 0), used=float(stop.used or 0))  # type: ignore[arg-type]
+        # a run that went dry after its branches were pruned stopped because of that budget
+        pruned_by = state.last_prune_reason() if stop.reason == "no_answer" else None
+        budget = stop.reason if stop.is_budget else pruned_by if pruned_by in ("max_depth", "max_breadth",
+                                                                                "max_retries") else None
+        if budget is not None:
+            limit = stop.limit if stop.is_budget else state.policy.limit(budget)
+            used = stop.used if stop.is_budget else getattr(state.used, {"max_depth": "depth", "max_breadth": "breadth",
+                                                                         "max_retries": "retries"}[budget])
+            exceeded = BudgetExceeded(budget=budget, limit=float(limit or 0), used=float(used or 0))  # type: ignore[arg-type]
             env = Envelope(session_id=state.session_id, turn=state.turn, sender="supervisor", payload=exceeded,
-                           parents=parents, depth=state.used.depth)
+                           parents=parents, step=new_id(), depth=state.used.depth)
             state.transcript.append(env)
             emit(env)
             parents = [env.id]
-            trace.record("budget_exceeded", role="supervisor", budget=stop.reason, limit=stop.limit, used=stop.used)
+            trace.record("budget_exceeded", role="supervisor", budget=budget, limit=limit, used=used)
         sender = "supervisor"
         if stop.reason == "error":
             answer = Answer(text=f"Sorry, the run failed: {stop.error}", status="error", stopped_by="error",
@@ -286,31 +317,32 @@ class TeamRunner:
         elif stop.reason == "cancelled":
             answer = cancelled_answer()
         else:
-            stopped_by = "done" if stop.reason == "no_answer" else stop.reason
-            answer = None
-            if self.answer_role is not None:
-                answer = await self._finalize(self.answer_role, contexts[self.answer_role], stop.reason, trace)
-                if answer is not None:
-                    sender = self.answer_role
-            if answer is None:
-                answer = Answer(text="I don't know.", status="unknown")
-            answer.stopped_by = stopped_by
+            answer, finalizer = await self._best_so_far(state, trace, history, budget or stop.reason)
+            if finalizer is not None:
+                sender = finalizer
+            answer.stopped_by = budget or "done"  # type: ignore[assignment]
         state.complete_answer(answer)
         env = Envelope(session_id=state.session_id, turn=state.turn, sender=sender, payload=answer,
-                       parents=parents)
+                       parents=parents, step=new_id())
         state.transcript.append(env)
         emit(env)
         return answer
 
+    async def _best_so_far(self, state: Supervisor, trace: RunTrace, history: list[tuple[str, Answer]],
+                           reason: str) -> tuple[Answer, str | None]:
+        """The answer role's ``finalize`` first, then every other role that offers one; else "I don't know"."""
+        order = [self.answer_role] if self.answer_role is not None else []
+        order += [n for n, r in self.roles.items() if n not in order and r.offers_finalize()]
+        for name in order:
+            answer = await self._finalize(name, self._context(name, state, trace, history), reason, trace)
+            if answer is not None:
+                return answer, name
+        return Answer(text="I don't know.", status="unknown"), None
+
     async def _finalize(self, name: str, ctx: RoleContext, reason: str, trace: RunTrace) -> Answer | None:
         role = self.roles[name]
-        finalize = getattr(role, "finalize", None)
-        if finalize is None:
-            return None
         try:
-            result = finalize(ctx, reason)
-            if inspect.isawaitable(result):
-                result = await asyncio.wait_for(result, FINALIZE_TIMEOUT_S)
+            result = await asyncio.wait_for(role.finalize(ctx, reason), FINALIZE_TIMEOUT_S)
         except Exception as exc:  # includes BudgetExhausted: the budgets are spent by now
             trace.record("finalize_failed", role=name, reason=reason, error=f"{type(exc).__name__}: {exc}")
             return None

@@ -6,10 +6,11 @@ from agents_playbook import Sleeper, any_reply_model, sleeper_routes
 
 from kgteam.agents.sessions import SqliteSessionStore
 from kgteam.agents.team import TeamRunner
-from kgteam.protocols.envelope import Envelope
-from kgteam.protocols.payloads import Answer, Payload
+from kgteam.protocols.payloads import Answer, Question
 from kgteam.protocols.routes import Route
 from kgteam.roles.base import ListTrace, Role, RoleContext
+from kgteam.roles.contract import handles
+from kgteam.tools.toolbox import Toolbox
 
 
 class Lookup:
@@ -22,11 +23,11 @@ class Lookup:
 
 class Asker(Role):
     name = "asker"
-    consumes = ("question",)
-    produces = ("answer",)
+    tools = ("search_entities",)
 
-    async def handle(self, message: Envelope, ctx: RoleContext) -> list[Payload]:
-        hits = await ctx.tools.search_entities(message.payload.text, k=3)
+    @handles
+    async def on_question(self, q: Question, ctx: RoleContext) -> list[Answer]:
+        hits = await ctx.tools["search_entities"](q.text, k=3)
         reply = await ctx.model.chat([{"role": "user", "content": "pick one of " + ", ".join(hits)}],
                                      role=self.name)
         ctx.trace.record("fallback", role=self.name, decision="pick", reason="scripted")
@@ -37,7 +38,9 @@ async def test_llm_and_tool_calls_are_traced_and_persisted(tmp_path):
     store = SqliteSessionStore(tmp_path / "a.db")
     mirror = ListTrace()
     team = TeamRunner(roles={"asker": Asker()}, routes=[Route(kind="question", to=["asker"])],
-                      model=any_reply_model("Tracker"), tools=Lookup(), session_store=store, trace=mirror)
+                      model=any_reply_model("Tracker"),
+                      tools=Toolbox.from_callables({"search_entities": Lookup.search_entities}, [Lookup()]),
+                      session_store=store, trace=mirror)
     answer = await team.ask("tracker", session_id="x")
     assert answer.text == "Tracker" and answer.cost.llm_calls == 1
     assert answer.cost.prompt_tokens > 0 and answer.cost.completion_tokens > 0
@@ -45,7 +48,8 @@ async def test_llm_and_tool_calls_are_traced_and_persisted(tmp_path):
     kinds = [e["event"] for e in events]
     assert kinds == ["tool_call", "llm_call", "fallback"]
     tool, llm = events[0], events[1]
-    assert tool["tool"] == "search_entities" and tool["role"] == "asker" and tool["args"] == ["tracker"]
+    assert tool["tool"] == "search_entities" and tool["role"] == "asker"
+    assert tool["kwargs"] == {"text": "tracker", "k": 3}
     assert tool["result"] == {"type": "list", "len": 3} and tool["seconds"] >= 0
     assert llm["role"] == "asker" and llm["prompt_tokens"] == answer.cost.prompt_tokens
     assert "latency_s" in llm and llm["model"] == "scripted"

@@ -38,11 +38,34 @@ async def test_each_question_logs_start_and_outcome_with_cost():
 
     team = TeamRunner(roles={"exploder": Exploder()}, routes=[Route(kind="question", to=["exploder"])],
                       model=any_reply_model(), tools=None)
-    with structlog.testing.capture_logs() as logs:
-        answer = await team.ask("boom?", session_id="log-s1")
+    structlog.configure(wrapper_class=structlog.make_filtering_bound_logger(logging.INFO))  # as --log-level INFO
+    try:
+        with structlog.testing.capture_logs() as logs:
+            answer = await team.ask("boom?", session_id="log-s1")
+    finally:
+        structlog.reset_defaults()
     started = [e for e in logs if e["event"] == "question_started"]
     finished = [e for e in logs if e["event"] == "question_finished"]
     assert started and started[0]["session_id"] == "log-s1" and started[0]["question"] == "boom?"
     assert finished and finished[0]["status"] == answer.status == "error"
     assert finished[0]["stopped_by"] == "error" and "kaboom" in finished[0]["error"]
     assert {"llm_calls", "tokens", "seconds"} <= finished[0].keys()
+
+
+def test_library_is_quiet_unless_configured(capsys):
+    from kgteam.agents.logging import quiet_by_default
+
+    structlog.reset_defaults()
+    try:
+        quiet_by_default()
+        log = structlog.get_logger("kgteam.test")
+        log.debug("hidden")
+        log.info("hidden too")
+        log.warning("shown")
+        captured = capsys.readouterr()
+        assert captured.out == "" and "hidden" not in captured.err and "shown" in captured.err
+        configure_logging("DEBUG", json=True, stream=io.StringIO())  # an explicit setting wins
+        quiet_by_default()
+        assert structlog.get_config()["wrapper_class"] is not None
+    finally:
+        structlog.reset_defaults()

@@ -1,9 +1,10 @@
 """The pure routing function, on its own."""
 
 from kgteam.agents.routing import route
+from kgteam.protocols.budgets import Budgets
 from kgteam.protocols.envelope import Envelope
 from kgteam.protocols.evidence import Evidence, EvidenceQuery
-from kgteam.protocols.payloads import Answer, Grade, QueryResult, Question, RetrySignal
+from kgteam.protocols.payloads import Answer, Grade, MissingInfo, QueryResult, Question, RetrySignal
 from kgteam.protocols.routes import Route
 
 
@@ -35,7 +36,7 @@ def test_when_list_means_one_of():
               Route(kind="retry_signal", to=["decision_maker"], when={"phase": "linking"})]
     assert route(env(RetrySignal(phase="query", reason="empty_result")), routes) == ["generalist"]
     assert route(env(RetrySignal(phase="linking", reason="empty_result")), routes) == ["decision_maker"]
-    assert route(env(RetrySignal(phase="answer", reason="x")), routes) == []
+    assert route(env(RetrySignal(phase="grading", reason="grader_no")), routes) == []
 
 
 def test_when_dotted_path_into_nested_models_and_lists():
@@ -61,3 +62,21 @@ def test_all_conditions_and_sender_must_hold():
 
 def test_wildcard_kind():
     assert route(env(Question(text="q")), [Route(kind="*", to=["audit"])]) == ["audit"]
+
+
+def test_envelope_conditions_and_operators_with_budget_operands():
+    """"deeper while depth < max_depth, else a new branch": the operand names a budget, not a copied number."""
+    routes = [Route(kind="missing_info", to=["diver"], when={"envelope.depth": {"lt": "max_depth"}}),
+              Route(kind="missing_info", to=["surfacer"], when={"envelope.depth": {"ge": "max_depth"}})]
+    budgets = Budgets(max_depth=2)
+    shallow = Envelope(session_id="s", sender="diver", payload=MissingInfo(description="x"), depth=1)
+    deep = Envelope(session_id="s", sender="diver", payload=MissingInfo(description="x"), depth=2)
+    assert route(shallow, routes, budgets) == ["diver"]
+    assert route(deep, routes, budgets) == ["surfacer"]
+    assert route(deep, routes, Budgets(max_depth=5)) == ["diver"]
+    by_attempt = [Route(kind="question", to=["again"], when={"envelope.attempt": {"gt": 0, "le": 2}})]
+    assert route(Envelope(session_id="s", sender="user", payload=Question(text="q"), attempt=1), by_attempt) == ["again"]
+    assert route(Envelope(session_id="s", sender="user", payload=Question(text="q"), attempt=3), by_attempt) == []
+    assert route(env(Question(text="q")), [Route(kind="question", to=["x"], when={"envelope.sender": {"ne": "user"}})]) == []
+    assert route(env(RetrySignal(phase="query", reason="empty_result")),
+                 [Route(kind="retry_signal", to=["x"], when={"phase": {"not_in": ["parsing", "linking"]}})]) == ["x"]

@@ -1,12 +1,14 @@
-"""The supervisor's scheduling rules, without AutoGen: FIFO deliveries, branches, depth, budgets."""
+"""The supervisor's scheduling rules, without AutoGen: rounds, branches, budgets per branch, joins."""
 
-from agents_playbook import Brancher, Diver
+import pytest
+from agents_playbook import Brancher, Diver, Judge, Peeker
 
-from kgteam.agents.supervisor import RunState
+from kgteam.agents.supervisor import Delivery, Supervisor
 from kgteam.protocols.budgets import Budgets
 from kgteam.protocols.envelope import Envelope
 from kgteam.protocols.evidence import Usage
 from kgteam.protocols.payloads import (
+    Answer,
     Axiom,
     Candidate,
     EntityCandidates,
@@ -16,88 +18,154 @@ from kgteam.protocols.payloads import (
     RetrySignal,
 )
 from kgteam.protocols.routes import Route
+from kgteam.roles.lineage import UndeclaredRead
 
 
-def state(budgets=None, routes=None):
+def supervisor(budgets=None, routes=None, concurrency=4):
     routes = routes or [Route(kind="question", to=["a", "b"]), Route(kind="axiom", to=["diver"]),
                         Route(kind="missing_info", to=["diver"]), Route(kind="retry_signal", to=["a"])]
-    return RunState(session_id="s", turn=0, routes=routes, roles={"a": Brancher(), "diver": Diver()},
-                    budgets=budgets or Budgets())
+    said: list[Envelope] = []
+    sup = Supervisor("s", 0, routes, {"a": Brancher(), "diver": Diver(), "peeker": Peeker(), "judge": Judge()},
+                     budgets or Budgets(), concurrency=concurrency, on_envelope=said.append)
+    return sup, said
 
 
 def question():
     return Envelope(session_id="s", sender="user", payload=Question(text="q"))
 
 
-def test_fifo_breadth_first_in_route_order():
-    st = state()
+def step(sup, delivery, sender, payloads):
+    """What the bus does for one delivery: wrap the outputs and hand them back."""
+    outs = sup.make_envelopes(delivery, sender, payloads, Usage(llm_calls=1))
+    sup.collect(delivery, outs)
+    return outs
+
+
+def test_rounds_fifo_in_route_order_and_alternatives_open_branches():
+    sup, said = supervisor()
     q = question()
-    st.start(q)
-    first, second = st.next_delivery(), st.next_delivery()
-    assert (first.to, second.to) == ("a", "b") and first.envelope is q
-    outs = st.make_envelopes(q, "a", [Axiom(text="x"), Axiom(text="y")], Usage(llm_calls=1))
-    st.accept(outs)
-    assert [e.branch for e in outs] == [0, 1] and [e.usage.llm_calls for e in outs] == [1, 0]
-    assert [d.envelope.payload.text for d in st.pending] == ["x", "y"]
-    assert st.next_delivery().envelope is outs[0]
-    assert st.used.turns == 2 and st.used.breadth == 2
+    sup.start(q)
+    first_round = sup.next_round()
+    assert [d.to for d in first_round] == ["a", "b"] and first_round[0].envelope is q
+    outs = step(sup, first_round[0], "a", [Axiom(text="x"), Axiom(text="y")])
+    assert sup.pending == type(sup.pending)()  # nothing admitted until the whole round is back
+    step(sup, first_round[1], "b", [])
+    assert [e.branch for e in outs] == [1, 2] and [e.usage.llm_calls for e in outs] == [1, 0]
+    assert {e.step for e in outs} == {first_round[0].step}
+    assert [d.envelope.payload.text for d in sup.pending] == ["x", "y"]
+    assert [e.kind for e in said] == ["question", "axiom", "axiom"]
+    assert sup.used.turns == 2 and sup.used.breadth == 2
 
 
-def test_depth_rule_uses_role_deepens():
-    st = state(Budgets(max_depth=1))
+def test_concurrency_bounds_a_round():
+    sup, _ = supervisor(concurrency=1)
+    sup.start(question())
+    assert len(sup.next_round()) == 1
+
+
+def test_depth_prunes_the_branch_not_the_run():
+    sup, said = supervisor(Budgets(max_depth=1))
     q = question()
-    st.start(q)
-    (hop,) = st.make_envelopes(q, "diver", [MissingInfo(description="h")], Usage())
-    (same,) = st.make_envelopes(q, "other", [MissingInfo(description="h")], Usage())
-    assert hop.depth == 1 and same.depth == 0  # only roles that declare the kind go deeper
-    st.accept([hop])
-    (deeper,) = st.make_envelopes(hop, "diver", [MissingInfo(description="h2")], Usage())
-    st.accept([deeper])
-    assert st.stop.reason == "max_depth" and st.stop.used == 2 and st.stop.limit == 1
+    sup.start(q)
+    d0 = sup.next_round()
+    alts = step(sup, d0[0], "a", [Axiom(text="x"), Axiom(text="y")])
+    step(sup, d0[1], "b", [])
+    ax, ay = sup.next_round()
+    (hx,) = step(sup, ax, "diver", [MissingInfo(description="hx")])
+    (hy,) = step(sup, ay, "diver", [MissingInfo(description="hy")])
+    assert hx.depth == 1 and hx.branch == alts[0].branch
+    dx, dy = sup.next_round()
+    (too_deep,) = step(sup, dx, "diver", [MissingInfo(description="deeper")])
+    step(sup, dy, "diver", [Answer(text="found")])
+    assert sup.stop is not None and sup.stop.reason == "done"  # the other branch answered
+    pruned = sup.branches.pruned()
+    assert [(p.branch, p.reason, p.depth) for p in pruned] == [(too_deep.branch, "max_depth", 2)]
+    assert too_deep in said and too_deep not in list(sup.transcript)  # said, but never delivered or read
+    assert any(e.kind == "branch_pruned" and e.payload.pruned.branch == too_deep.branch for e in said)
 
 
-def test_fan_out_to_more_recipients_than_breadth_stops():
-    st = state(Budgets(max_breadth=1))
-    st.start(question())  # routed to a and b
-    assert st.stop.reason == "max_breadth"
-    assert st.next_delivery() is None
+def test_max_breadth_keeps_the_best_scored_alternatives():
+    sup, said = supervisor(Budgets(max_breadth=2), routes=[Route(kind="question", to=["a"]),
+                                                           Route(kind="axiom", to=["diver"])])
+    sup.start(question())
+    (d,) = sup.next_round()
+    outs = step(sup, d, "a", [Axiom(text=f"a{i}", score=s) for i, s in enumerate([0.1, 0.9, 0.5, 0.7])])
+    kept = [dl.envelope.payload.text for dl in sup.pending]
+    assert kept == ["a1", "a3"]
+    pruned = {p.branch: p.reason for p in sup.branches.pruned()}
+    assert pruned == {outs[0].branch: "max_breadth", outs[2].branch: "max_breadth"}
+    assert sup.stop is None and sup.used.breadth == 2
+    # a later alternative of the same kind has no room left
+    (d2,) = sup.next_round()[:1]
+    later = step_single(sup, d2, "a", [Axiom(text="late", score=1.0)])
+    assert sup.branches.is_pruned(later[0].branch)
 
 
-def test_breadth_counts_declared_branches_only():
-    st = state(Budgets(max_breadth=1), routes=[Route(kind="question", to=["a"])])
+def step_single(sup, delivery, sender, payloads):
+    outs = sup.make_envelopes(delivery, sender, payloads, Usage())
+    sup.accept(outs)
+    return outs
+
+
+def test_retries_are_capped_per_branch():
+    sup, _ = supervisor(Budgets(max_retries=1))
     q = question()
-    st.start(q)
-    cands = [Candidate(iri=":x", label="x")]
-    # a role without ``branches``: two hops of one plan, plus a payload of another kind
-    plan = st.make_envelopes(q, "planner", [EntityCandidates(mention="m", candidates=cands),
-                                            RelationCandidates(phrase="hop 0", candidates=cands),
-                                            RelationCandidates(phrase="hop 1", candidates=cands)], Usage())
-    st.accept(plan)
-    assert st.stop is None and st.used.breadth == 0
-    assert [e.branch for e in plan] == [0, 0, 0] and plan[-1] in st.transcript
-    # the same number of alternatives from a role that declares them is a fan-out of 2
-    alternatives = st.make_envelopes(q, "a", [Axiom(text="x"), Axiom(text="y")], Usage())
-    assert [e.branch for e in alternatives] == [0, 1]
-    st.accept(alternatives)
-    assert st.stop.reason == "max_breadth" and st.stop.used == 2 and st.stop.limit == 1
-
-
-def test_retry_attempts_counted_and_capped():
-    st = state(Budgets(max_retries=1))
-    q = question()
-    st.start(q)
-    (r1,) = st.make_envelopes(q, "b", [RetrySignal(phase="p", reason="empty_result")], Usage())
-    st.accept([r1])
-    assert r1.attempt == 1 and st.stop is None
-    (r2,) = st.make_envelopes(r1, "b", [RetrySignal(phase="p", reason="empty_result")], Usage())
+    sup.start(q)
+    d = Delivery(q, "b")
+    (r1,) = sup.make_envelopes(d, "b", [RetrySignal(phase="query", reason="empty_result")], Usage())
+    sup.accept([r1])
+    assert r1.attempt == 1 and sup.stop is None
+    (r2,) = sup.make_envelopes(Delivery(r1, "a"), "b", [RetrySignal(phase="query", reason="empty_result")], Usage())
     assert r2.attempt == 2
-    st.accept([r2])
-    assert st.stop.reason == "max_retries"
-    assert r2 not in st.transcript  # refused, not delivered
+    sup.accept([r2])
+    assert sup.branches.is_pruned(0) and sup.last_prune_reason() == "max_retries"
+    assert r2 not in list(sup.transcript)  # refused, not delivered
+
+
+def test_lineage_holds_ancestors_and_coproducts_never_a_sibling_branch():
+    sup, _ = supervisor(routes=[Route(kind="question", to=["a"]), Route(kind="axiom", to=["peeker"])])
+    sup.start(question())
+    (d,) = sup.next_round()
+    outs = step(sup, d, "a", [Axiom(text="x"), Axiom(text="y")])
+    lineage = sup.lineage(outs[0], Peeker())
+    assert [a.text for a in lineage.ancestors(Axiom)] == ["x"]  # not the sibling branch's "y"
+    assert [e.kind for e in lineage.envelopes] == ["question", "axiom"]
+    with pytest.raises(UndeclaredRead, match="reads Question but declares only Axiom"):
+        lineage.ancestor(Question)  # Peeker declares only Axiom: reading more is a contract error
+
+
+def test_plan_parts_from_one_step_are_one_branch():
+    sup, _ = supervisor(Budgets(max_breadth=1), routes=[Route(kind="question", to=["a"])])
+    q = question()
+    sup.start(q)
+    cands = [Candidate(iri=":x", label="x")]
+    plan = sup.make_envelopes(Delivery(q, "planner"), "planner",
+                              [EntityCandidates(mention="m", candidates=cands),
+                               RelationCandidates(phrase="hop 0", candidates=cands),
+                               RelationCandidates(phrase="hop 1", candidates=cands)], Usage())
+    sup.accept(plan)
+    assert sup.stop is None and sup.used.breadth == 0
+    assert [e.branch for e in plan] == [0, 0, 0] and plan[-1] in list(sup.transcript)
+
+
+def test_join_waits_for_the_family_then_hands_everything_over():
+    routes = [Route(kind="question", to=["a"]), Route(kind="axiom", to=["diver"]),
+              Route(kind="answer", to=["judge"], sender="diver", join="all")]
+    sup, said = supervisor(routes=routes)
+    sup.start(question())
+    (d,) = sup.next_round()
+    step(sup, d, "a", [Axiom(text="x"), Axiom(text="y")])
+    dx, dy = sup.next_round()
+    step(sup, dx, "diver", [Answer(text="from x")])
+    step(sup, dy, "diver", [MissingInfo(description="still looking")])  # unrouted here: branch y ends
+    (j,) = sup.next_round()
+    assert j.to == "judge" and j.envelope.kind == "join"
+    assert [a.text for a in j.envelope.payload.items] == ["from x"] and j.envelope.branch == 0
 
 
 def test_bus_running_dry_means_no_answer():
-    st = state(routes=[Route(kind="question", to=["a"])])
-    st.start(question())
-    st.next_delivery()
-    assert st.next_delivery() is None and st.stop.reason == "no_answer"
+    sup, _ = supervisor(routes=[Route(kind="question", to=["a"])])
+    sup.start(question())
+    (d,) = sup.next_round()
+    sup.collect(d, [])
+    assert sup.next_round() == [] and sup.stop.reason == "no_answer"

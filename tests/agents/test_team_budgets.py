@@ -1,5 +1,8 @@
 """Every budget, exercised by a playbook whose roles branch and go deep: right ``stopped_by``,
-a ``BudgetExceeded`` message, and a well-formed answer (finalize's best-so-far or "I don't know")."""
+a ``BudgetExceeded`` message, and a well-formed answer (finalize's best-so-far or "I don't know").
+
+Per-branch budgets (depth, breadth, retries) prune branches; the run ends by them only when no
+branch is left. Run-wide budgets (turns, calls, tokens, time) end the run."""
 
 import time
 
@@ -14,13 +17,14 @@ BIG = dict(max_depth=100, max_breadth=10, max_retries=10, max_turns=1000, max_ll
            max_tokens=10**7, timeout_s=60)
 
 
-def runner(budgets: dict, *, n=2, answer_at=None, sleep_s=0.0, prompt_size=40, model=None):
+def runner(budgets: dict, *, n=2, answer_at=None, sleep_s=0.0, prompt_size=40, model=None, scores=None,
+           concurrency=4):
     limits = Budgets(**{**BIG, **budgets})
     return TeamRunner(
-        roles={"brancher": Brancher(n=n), "diver": Diver(answer_at=answer_at, sleep_s=sleep_s,
-                                                          prompt_size=prompt_size)},
+        roles={"brancher": Brancher(n=n, scores=scores), "diver": Diver(answer_at=answer_at, sleep_s=sleep_s,
+                                                                        prompt_size=prompt_size)},
         routes=explore_routes(), model=model or any_reply_model(), tools=None, budgets=limits,
-        answer_role="diver",
+        answer_role="diver", concurrency=concurrency,
     )
 
 
@@ -46,32 +50,44 @@ async def test_runs_to_done_when_within_budgets():
     team = runner({}, answer_at=2)
     answer, events = await ask(team)
     assert_well_formed(answer, events, "done")
-    assert answer.status == "answered" and answer.text == "found at depth 2"
-    # BFS: q, 2 axioms, 2 hops (d1), 2 hops (d2), then the first branch answers
+    assert answer.status == "answered" and answer.text == "found at depth 2 via axiom 0"
+    # both branches advance together; the first answer admitted ends the run
     assert [e.kind for e in events] == ["question", "axiom", "axiom", "missing_info", "missing_info",
                                         "missing_info", "missing_info", "answer"]
     assert [e.depth for e in events] == [0, 0, 0, 1, 1, 2, 2, 2]
-    assert [e.branch for e in events[1:3]] == [0, 1]
-    # the answer's cost is the run's: 1 (brancher) + 2 + 2 + 1 diver calls
-    assert answer.cost.llm_calls == 6
-    assert answer.cost.llm_calls == sum(e.usage.llm_calls for e in events)
+    assert [e.branch for e in events] == [0, 1, 2, 1, 2, 1, 2, 1]
+    # the cost is the work done: 1 brancher call + 3 rounds of 2 diver calls (the second answer
+    # was computed in the same round, then not admitted: the run was over)
+    assert answer.cost.llm_calls == 7
 
 
-async def test_max_depth():
+async def test_one_delivery_at_a_time_when_concurrency_is_one():
+    team = runner({}, answer_at=2, concurrency=1)
+    answer, events = await ask(team)
+    assert answer.cost.llm_calls == 6 == sum(e.usage.llm_calls for e in events)
+    assert answer.text == "found at depth 2 via axiom 0"
+
+
+async def test_max_depth_prunes_every_branch_then_the_run_ends_by_it():
     team = runner({"max_depth": 2})
     answer, events = await ask(team)
     assert_well_formed(answer, events, "max_depth")
     assert max(e.depth for e in events if e.kind == "missing_info") == 3  # produced, not delivered
-    assert answer.text == "partial: reached depth 2"  # the refused depth-3 hop is not in the transcript
+    assert answer.text == "partial: reached depth 2"  # the refused depth-3 hops are not in the lineage
     assert answer.status == "answered"  # finalize gave the best answer so far
+    assert sorted((p.branch, p.reason) for p in answer.pruned) == [(1, "max_depth"), (2, "max_depth")]
+    assert [e.payload.pruned.branch for e in events if e.kind == "branch_pruned"] == [1, 2]
 
 
-async def test_max_breadth_from_branching_role():
-    team = runner({"max_breadth": 3}, n=5)
+async def test_max_breadth_keeps_the_best_alternatives_and_the_run_goes_on():
+    team = runner({"max_breadth": 2}, n=4, scores=[0.1, 0.9, 0.5, 0.7], answer_at=1)
     answer, events = await ask(team)
-    assert_well_formed(answer, events, "max_breadth")
-    assert events[-2].payload.used == 5 and events[-2].payload.limit == 3
-    assert answer.status == "unknown" and answer.text == "I don't know."  # no hop yet: finalize had nothing
+    assert_well_formed(answer, events, "done")
+    delivered = {e.payload.text for e in events if e.kind == "axiom"
+                 and any(m.branch == e.branch for m in events if m.kind in ("missing_info", "answer"))}
+    assert delivered == {"axiom 1", "axiom 3"}
+    assert sorted(p.reason for p in answer.pruned) == ["max_breadth", "max_breadth"]
+    assert team.last_run.used.breadth == 2
 
 
 async def test_max_breadth_ignores_several_parts_of_one_plan():
@@ -85,7 +101,7 @@ async def test_max_breadth_ignores_several_parts_of_one_plan():
     assert [e.kind for e in events] == ["question", "entity_candidates", "relation_candidates",
                                         "relation_candidates", "query_candidates", "answer"]
     assert {e.branch for e in events} == {0}  # one plan, one branch
-    assert team.last_run.used.breadth == 0
+    assert team.last_run.used.breadth == 0 and answer.pruned == []
 
 
 async def test_max_turns():
@@ -132,8 +148,8 @@ async def test_budget_usage_visible_to_roles_and_runner():
     answer, _ = await ask(team)
     run = team.last_run
     assert run is not None and run.used.depth == 2 and run.used.breadth == 2
-    assert run.role_usage["brancher"].llm_calls == 1
-    assert run.role_usage["diver"].llm_calls == answer.cost.llm_calls - 1
+    assert run.metrics.role_usage["brancher"].llm_calls == 1
+    assert run.metrics.role_usage["diver"].llm_calls == answer.cost.llm_calls - 1
 
 
 @pytest.mark.parametrize("budget", ["max_depth", "max_turns", "max_llm_calls"])

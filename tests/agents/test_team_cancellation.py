@@ -11,10 +11,10 @@ from kgteam.agents.sessions import SqliteSessionStore
 from kgteam.agents.team import TeamRunner
 from kgteam.llm.base import ChatReply
 from kgteam.protocols.budgets import Budgets
-from kgteam.protocols.envelope import Envelope
-from kgteam.protocols.payloads import MissingInfo, Payload
+from kgteam.protocols.payloads import MissingInfo, Question
 from kgteam.protocols.routes import Route
 from kgteam.roles.base import Role, RoleContext
+from kgteam.roles.contract import handles
 
 FOREVER = Budgets(max_depth=10**6, max_breadth=10, max_retries=10, max_turns=10**6, max_llm_calls=10**6,
                   max_tokens=10**9, timeout_s=60)
@@ -39,10 +39,9 @@ class Looper(Role):
     """Never answers: each message costs one model call and asks for one more step."""
 
     name = "looper"
-    consumes = ("question", "missing_info")
-    produces = ("missing_info",)
 
-    async def handle(self, message: Envelope, ctx: RoleContext) -> list[Payload]:
+    @handles
+    async def on_step(self, message: Question | MissingInfo, ctx: RoleContext) -> list[MissingInfo]:
         await ctx.model.chat([{"role": "user", "content": "go on"}], role=self.name)
         return [MissingInfo(description="more")]
 

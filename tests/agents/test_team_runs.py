@@ -39,7 +39,7 @@ async def test_empty_result_gives_retry_with_hint_and_a_different_query():
     answer = await team.ask("who directed the film?", on_event=events.append)
     assert [e.kind for e in events] == ["question", "query_result", "retry_signal", "query_result", "answer"]
     retry = events[2].payload
-    assert retry.reason == "empty_result" and EMPTY_Q in retry.hint and retry.attempt == 1
+    assert retry.reason == "empty_result" and EMPTY_Q in retry.hint.note and retry.attempt == 1
     assert events[2].attempt == 1 and events[3].attempt == 1
     queries = [e.payload.sparql for e in events if e.kind == "query_result"]
     assert queries == [EMPTY_Q, GOOD_Q]
@@ -174,10 +174,11 @@ async def test_finalize_failure_falls_back_to_i_dont_know():
 
 
 async def test_bus_running_dry_asks_finalize_and_reports_done():
-    from agents_playbook import Diver
+    from agents_playbook import Brancher, Diver
 
     # the diver's hops are routed nowhere: after one hop nothing is pending and nobody answered
-    team = TeamRunner(roles={"diver": Diver()}, routes=[Route(kind="question", to=["diver"])],
+    team = TeamRunner(roles={"brancher": Brancher(n=1), "diver": Diver()},
+                      routes=[Route(kind="question", to=["brancher"]), Route(kind="axiom", to=["diver"])],
                       model=any_reply_model(), tools=None, answer_role="diver")
     answer = await team.ask("q")
     assert answer.stopped_by == "done"
