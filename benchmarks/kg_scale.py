@@ -30,6 +30,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(ROOT / "tests" / "tools"))  # the test server launchers (servers.py)
 
 FB15K = ROOT.parent / "shared" / "data" / "fb15k237"
 TOOLS = ("search_entities", "search_relations", "entity_schema", "neighbors", "run_sparql")
@@ -189,10 +190,10 @@ def phase_query(args: argparse.Namespace) -> dict:
 
 def phase_virtuoso(args: argparse.Namespace) -> dict:
     import pyoxigraph
+    from servers import start_virtuoso
 
     from kgteam.tools.backends.tantivy_index import TantivyLabelIndex
     from kgteam.tools.kg_tools import KGTools
-    from kgteam.tools.servers import start_virtuoso
 
     work = json.loads(Path(args.work).read_text())
     kgdir = Path(args.home) / "kgs" / args.name
@@ -279,7 +280,7 @@ def run_dataset(label: str, data: Path, args: argparse.Namespace, info: dict, re
     emb = result["embedded"] = _child("query", args, ["--work", str(wfile)])
     _save(report, args)
     if not args.skip_virtuoso:
-        from kgteam.tools.servers import virtuoso_available
+        from servers import virtuoso_available
 
         if virtuoso_available():
             v = _child("virtuoso", args, ["--work", str(wfile)])

@@ -81,3 +81,12 @@ def humanise(name: str, *, split_camel: bool = False) -> str:
         if text and not text.isupper():
             text = " ".join(w.lower() if not w.isupper() else w for w in text.split())
     return " ".join(text.split())
+
+
+def readable_name(iri: str) -> str:
+    """A label for an IRI that has none: its local name, camelCase and ``_/.`` split, lower case
+    (``.../birthPlace`` -> ``birth place``, ``.../directed_by`` -> ``directed by``)."""
+    name = local_name(iri) or iri
+    name = re.sub(r"(?<=[a-z0-9])(?=[A-Z])", " ", name)
+    name = re.sub(r"[_/.\s]+", " ", name).strip()
+    return name.lower() if name else iri

@@ -10,15 +10,18 @@ backend returns the same list.
 from __future__ import annotations
 
 import asyncio
-import re
-import urllib.parse
+import math
 from collections import defaultdict
-from collections.abc import Iterable, Sequence
-from typing import TYPE_CHECKING, Any, Literal
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Annotated, Any, Literal
+
+from pydantic import Field
 
 from kgteam.tools.backends.base import LabelIndex, TripleStore
 from kgteam.tools.backends.rdf_terms import XSD_STRING, canonical_datatype, term_sort_key
+from kgteam.tools.iri import readable_name
 from kgteam.tools.sparql_guard import analyse_query, check_iri, sparql_iri
+from kgteam.tools.toolbox import Toolbox
 from kgteam.tools.types import (
     EntitySchema,
     LabelHit,
@@ -40,23 +43,13 @@ SKOS_ALT = "http://www.w3.org/2004/02/skos/core#altLabel"
 LABEL_PREDICATES = frozenset({RDFS_LABEL, SKOS_ALT})
 
 Direction = Literal["out", "in", "both"]
+MAX_QUERY_CHARS = 100_000
+SearchText = Annotated[str, Field(min_length=1, max_length=1000, description="a name or alias to look up")]
+SearchK = Annotated[int, Field(ge=1, le=1000, description="how many matches to return")]
+IriArg = Annotated[str, Field(min_length=1, description="absolute IRI of an entity, e.g. from search_entities")]
 _VALUES_BATCH = 400
 _TYPE_SAMPLE = 1_000
 _GRACE_S = 1.0
-
-
-def local_name(iri: str) -> str:
-    """Last path/fragment segment of an IRI, percent-decoded."""
-    tail = re.split(r"[#/]", iri.rstrip("/#"))[-1] or iri
-    return urllib.parse.unquote(tail)
-
-
-def humanise(iri: str) -> str:
-    """A readable fallback label: ``birthPlace`` / ``directed_by`` -> ``birth place`` / ``directed by``."""
-    name = local_name(iri)
-    name = re.sub(r"(?<=[a-z0-9])(?=[A-Z])", " ", name)
-    name = re.sub(r"[_/.\s]+", " ", name).strip()
-    return name.lower() if name else iri
 
 
 def _label_rank(term: RDFTerm) -> tuple[int, str]:
@@ -113,23 +106,23 @@ class KGTools:
     def _check_search(text: str, k: int) -> None:
         if not isinstance(text, str) or not text.strip():
             raise ToolError("search text must be a non-empty string")
-        if not isinstance(k, int) or not 1 <= k <= 1000:
+        if not isinstance(k, int) or isinstance(k, bool) or not 1 <= k <= 1000:
             raise ToolError("k must be an integer between 1 and 1000")
 
-    async def search_entities(self, text: str, k: int = 10) -> list[LabelHit]:
-        """Entities whose label or alias matches ``text`` (exact matches first)."""
+    async def search_entities(self, text: SearchText, k: SearchK = 10) -> list[LabelHit]:
+        """Find knowledge-graph entities by name or alias (typo tolerant, exact matches first)."""
         self._check_search(text, k)
         return await asyncio.to_thread(self.labels.search, text, k, "entity")
 
-    async def search_relations(self, text: str, k: int = 10) -> list[LabelHit]:
-        """Relations (predicates) whose label matches ``text``."""
+    async def search_relations(self, text: SearchText, k: SearchK = 10) -> list[LabelHit]:
+        """Find knowledge-graph relations (predicates) by name."""
         self._check_search(text, k)
         return await asyncio.to_thread(self.labels.search, text, k, "relation")
 
     # ------------------------------------------------------------------ labels
 
-    async def labels_for(self, iris: Iterable[str]) -> dict[str, str]:
-        """Preferred label per IRI: an ``rdfs:label`` (English/plain first), else a humanised local name."""
+    async def labels_for(self, iris: list[str]) -> dict[str, str]:
+        """Human-readable labels for a list of IRIs (rdfs:label, English first, else the local name)."""
         wanted = sorted({i for i in iris if isinstance(i, str)})
         found: dict[str, list[RDFTerm]] = defaultdict(list)
         valid = []
@@ -146,13 +139,13 @@ class KGTools:
                 if "s" in row and "l" in row and row["l"].type == "literal":
                     found[row["s"].value].append(row["l"])
         return {
-            iri: (min(found[iri], key=_label_rank).value if found.get(iri) else humanise(iri)) for iri in wanted
+            iri: (min(found[iri], key=_label_rank).value if found.get(iri) else readable_name(iri)) for iri in wanted
         }
 
     # ------------------------------------------------------------------ schema
 
-    async def entity_schema(self, iri: str) -> EntitySchema:
-        """Predicates out of and into ``iri`` with counts and the types of the values at the other end."""
+    async def entity_schema(self, iri: IriArg) -> EntitySchema:
+        """Predicates going out of and into an entity, with counts and value types."""
         node = sparql_iri(iri)
         type_p = sparql_iri(RDF_TYPE)
         types_q = f"SELECT DISTINCT ?t WHERE {{ {node} {type_p} ?t }}"
@@ -206,7 +199,7 @@ class KGTools:
         def stats(c: dict[str, int], t: dict[str, list[str]], direction: Literal["out", "in"]) -> list[PredicateStat]:
             items = sorted(c.items(), key=lambda kv: (-kv[1], kv[0]))
             return [
-                PredicateStat(predicate=p, label=plabels.get(p, humanise(p)), direction=direction, count=n,
+                PredicateStat(predicate=p, label=plabels.get(p, readable_name(p)), direction=direction, count=n,
                               value_types=t.get(p, []))
                 for p, n in items
             ]
@@ -262,15 +255,15 @@ class KGTools:
 
     async def neighbors(
         self,
-        iri: str,
-        predicates: Sequence[str] | None = None,
+        iri: IriArg,
+        predicates: Annotated[list[str] | None, Field(description="predicate IRIs to follow (all when empty)")] = None,
         direction: Direction = "both",
-        hops: int = 1,
-        limit: int = 200,
+        hops: Annotated[int, Field(ge=1, le=3)] = 1,
+        limit: Annotated[int, Field(ge=1, le=10_000)] = 200,
     ) -> list[NeighborTriple]:
-        """Triples around ``iri`` up to ``hops`` away, with labels; ``predicates`` restricts every hop.
+        """Triples around an entity with labels, optionally restricted to some predicates.
 
-        Label/alias triples are left out unless their predicates are asked for. The result is
+        ``hops`` away at most; ``predicates`` restricts every hop. Label/alias triples are left out unless their predicates are asked for. The result is
         ordered by hop, direction, predicate, then the far end, and cut at ``limit``. Up to
         ``max(limit, edge_fetch)`` edges per direction and hop are fetched and sorted; when an
         entity has more (a hub), which edges are kept is stable per backend but backend-specific.
@@ -335,10 +328,25 @@ class KGTools:
 
     # ------------------------------------------------------------------ raw SPARQL
 
-    async def run_sparql(self, query: str, limit: int | None = None, timeout_s: float | None = None) -> SparqlResult:
-        """Read-only SPARQL: updates/LOAD/SERVICE refused, LIMIT added or lowered, timeout and row cap."""
-        cap = self.max_rows if limit is None else max(1, min(int(limit), self.max_rows))
-        timeout = self.default_timeout_s if timeout_s is None else max(0.1, min(float(timeout_s), 300.0))
+    async def run_sparql(
+        self,
+        query: Annotated[str, Field(min_length=1, max_length=MAX_QUERY_CHARS)],
+        limit: Annotated[int | None, Field(ge=1, description="row cap (the KG's own cap applies too)")] = None,
+        timeout_s: Annotated[float | None, Field(gt=0, allow_inf_nan=False, description="seconds; at most the KG's "
+                                                 "per-query timeout")] = None,
+    ) -> SparqlResult:
+        """Run a read-only SPARQL query (SELECT/ASK/CONSTRUCT/DESCRIBE) on the knowledge graph.
+
+        Updates, LOAD and SERVICE are refused; LIMIT is added or lowered; timeout and row cap apply.
+        """
+        if limit is not None and (isinstance(limit, bool) or not isinstance(limit, int)):
+            raise ToolError(f"limit must be an integer, not {limit!r}")
+        if timeout_s is not None and (isinstance(timeout_s, bool) or not isinstance(timeout_s, int | float)
+                                      or not math.isfinite(timeout_s) or timeout_s <= 0):
+            raise ToolError(f"timeout_s must be a positive number of seconds, not {timeout_s!r}")
+        cap = self.max_rows if limit is None else max(1, min(limit, self.max_rows))
+        timeout = self.default_timeout_s if timeout_s is None else max(0.1, min(float(timeout_s),
+                                                                                self.default_timeout_s))
         guarded = analyse_query(query, cap + 1)
         # Stores that can stop a runaway query (embedded Oxigraph: a killable worker) do so here.
         run = getattr(self.store, "query_untrusted", self.store.query)
@@ -349,97 +357,10 @@ class KGTools:
         except TimeoutError:
             raise ToolError(f"query timed out after {timeout:g}s") from None
 
-    # ------------------------------------------------------------------ LLM function tools
-
-    def function_specs(self) -> list[dict[str, Any]]:
-        """OpenAI ``tools=[...]`` entries for these tools (JSON Schema parameters)."""
-
-        def fn(name: str, description: str, props: dict[str, Any], required: list[str]) -> dict[str, Any]:
-            return {
-                "type": "function",
-                "function": {
-                    "name": name,
-                    "description": description,
-                    "parameters": {"type": "object", "properties": props, "required": required,
-                                   "additionalProperties": False},
-                },
-            }
-
-        iri = {"type": "string", "description": "absolute IRI of an entity, e.g. from search_entities"}
-        k = {"type": "integer", "minimum": 1, "maximum": 100, "default": 10}
-        return [
-            fn("search_entities", "Find knowledge-graph entities by name or alias (typo tolerant).",
-               {"text": {"type": "string"}, "k": k}, ["text"]),
-            fn("search_relations", "Find knowledge-graph relations (predicates) by name.",
-               {"text": {"type": "string"}, "k": k}, ["text"]),
-            fn("entity_schema", "Predicates going out of and into an entity, with counts and value types.",
-               {"iri": iri}, ["iri"]),
-            fn("neighbors", "Triples around an entity with labels, optionally restricted to some predicates.",
-               {"iri": iri,
-                "predicates": {"type": "array", "items": {"type": "string"}, "description": "predicate IRIs"},
-                "direction": {"type": "string", "enum": ["out", "in", "both"], "default": "both"},
-                "hops": {"type": "integer", "minimum": 1, "maximum": 3, "default": 1},
-                "limit": {"type": "integer", "minimum": 1, "maximum": 1000, "default": 200}},
-               ["iri"]),
-            fn("run_sparql", "Run a read-only SPARQL query (SELECT/ASK/CONSTRUCT/DESCRIBE) on the knowledge graph.",
-               {"query": {"type": "string"},
-                "limit": {"type": "integer", "minimum": 1, "maximum": self.max_rows},
-                "timeout_s": {"type": "number", "minimum": 0.1, "maximum": 300}},
-               ["query"]),
-            fn("labels_for", "Human-readable labels for a list of IRIs.",
-               {"iris": {"type": "array", "items": {"type": "string"}}}, ["iris"]),
-        ]
-
-    async def call_tool(self, name: str, arguments: dict[str, Any]) -> Any:
-        """Dispatch an LLM function call by name; returns JSON-ready data."""
-        allowed = {spec["function"]["name"]: spec for spec in self.function_specs()}
-        if name not in allowed:
-            raise ToolError(f"unknown tool {name!r}; available: {', '.join(sorted(allowed))}")
-        if not isinstance(arguments, dict):
-            raise ToolError(f"arguments for {name} must be a JSON object, not {type(arguments).__name__}")
-        arguments = _check_arguments(name, allowed[name]["function"]["parameters"], arguments)
-        result = await getattr(self, name)(**arguments)
-        if isinstance(result, list):
-            return [r.model_dump() if hasattr(r, "model_dump") else r for r in result]
-        return result.model_dump() if hasattr(result, "model_dump") else result
+    # ------------------------------------------------------------------ as named tools
+    def toolbox(self) -> Toolbox:
+        """These tools by name (what a team built without plugins offers its roles)."""
+        return Toolbox.from_callables({name: getattr(type(self), name) for name in TOOL_NAMES}, [self])
 
 
-_JSON_TYPES: dict[str, tuple[type, ...]] = {
-    "string": (str,), "integer": (int,), "number": (int, float), "array": (list,), "boolean": (bool,),
-    "object": (dict,),
-}
-
-
-def _check_value(where: str, schema: dict[str, Any], value: Any) -> None:
-    kind = schema.get("type")
-    if kind in _JSON_TYPES:
-        ok = isinstance(value, _JSON_TYPES[kind]) and (kind == "boolean" or not isinstance(value, bool))
-        if not ok:
-            raise ToolError(f"{where} must be {'an' if kind[0] in 'aeiou' else 'a'} {kind}, "
-                            f"not {type(value).__name__} ({value!r:.60})")
-    if "enum" in schema and value not in schema["enum"]:
-        raise ToolError(f"{where} must be one of {', '.join(map(str, schema['enum']))}, not {value!r:.60}")
-    if "minimum" in schema and value < schema["minimum"]:
-        raise ToolError(f"{where} must be >= {schema['minimum']}, not {value!r}")
-    if "maximum" in schema and value > schema["maximum"]:
-        raise ToolError(f"{where} must be <= {schema['maximum']}, not {value!r}")
-    if kind == "array" and "items" in schema:
-        for i, item in enumerate(value):
-            _check_value(f"{where}[{i}]", schema["items"], item)
-
-
-def _check_arguments(name: str, params: dict[str, Any], arguments: dict[str, Any]) -> dict[str, Any]:
-    """Validate an LLM's arguments against the tool's own JSON schema (the one the model was shown), so a
-    bad call is a ToolError the model can read and fix, never a TypeError deep inside the tool."""
-    props = params["properties"]
-    extra = set(arguments) - set(props)
-    if extra:
-        raise ToolError(f"unexpected argument(s) for {name}: {', '.join(sorted(extra))}; "
-                        f"allowed: {', '.join(props)}")
-    missing = [k for k in params.get("required", []) if k not in arguments]
-    if missing:
-        raise ToolError(f"missing required argument(s) for {name}: {', '.join(missing)}")
-    kept = {k: v for k, v in arguments.items() if v is not None or k in params.get("required", [])}
-    for key, value in kept.items():  # an explicit null for an optional argument means "use the default"
-        _check_value(f"{name}.{key}", props[key], value)
-    return kept
+TOOL_NAMES = ("search_entities", "search_relations", "entity_schema", "neighbors", "run_sparql", "labels_for")

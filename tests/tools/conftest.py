@@ -73,7 +73,7 @@ def embedded_tools(store_dir: Path, label_index):
 
 @pytest.fixture(scope="session")
 def virtuoso_server(tmp_path_factory: pytest.TempPathFactory):
-    from kgteam.tools.servers import start_virtuoso, virtuoso_available
+    from servers import start_virtuoso, virtuoso_available
 
     if not virtuoso_available():
         pytest.skip("virtuoso-t / isql-vt not installed (Debian package virtuoso-opensource-7-bin)")
@@ -95,7 +95,7 @@ def virtuoso_server(tmp_path_factory: pytest.TempPathFactory):
 
 @pytest.fixture(scope="session")
 def oxigraph_server(tmp_path_factory: pytest.TempPathFactory):
-    from kgteam.tools.servers import oxigraph_cli, oxigraph_load, start_oxigraph
+    from servers import oxigraph_cli, oxigraph_load, start_oxigraph
 
     if oxigraph_cli() is None:
         pytest.skip("the oxigraph CLI is not installed (pip install oxigraph)")

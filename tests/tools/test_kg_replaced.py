@@ -37,7 +37,7 @@ async def test_run_sparql_after_reload_is_an_error_not_the_new_kg(home):
             assert await _directors(tools) == ["Old Director"]  # consistent with the other tools
         except ToolError as exc:
             assert "replaced" in str(exc) and "reopen" in str(exc)
-        neighbours = await tools.call_tool("labels_for", {"iris": ["http://example.org/metaqa/e/Old_Director"]})
+        neighbours = await tools.labels_for(["http://example.org/metaqa/e/Old_Director"])
         assert neighbours  # the other tools still read the old KG
     finally:
         tools.close()

@@ -13,7 +13,8 @@ import time
 import pytest
 
 from kgteam.tools.backends.oxigraph_store import OxigraphStore
-from kgteam.tools.kg_tools import KGTools, humanise
+from kgteam.tools.iri import readable_name
+from kgteam.tools.kg_tools import KGTools
 from kgteam.tools.types import ToolError, UnsafeQueryError
 
 E = "http://example.org/kg/e/"
@@ -159,7 +160,7 @@ async def test_neighbors_odd_iris_and_label_fallback(tools: KGTools, embedded_to
     labels = {t.object: t.object_label for t in n}
     assert labels[E + "AC%2FDC"] == "AC/DC"
     assert labels[E + "O%22Brien"] == 'O"Brien \\ the "quoted"'
-    assert labels["urn:isbn:0451450523"] == humanise("urn:isbn:0451450523")
+    assert labels["urn:isbn:0451450523"] == readable_name("urn:isbn:0451450523")
     assert next(t for t in n if t.predicate == R + "mentions").predicate_label == "mentions"
 
 
@@ -319,45 +320,62 @@ def test_endpoint_without_page_size_marks_virtuoso_truncation(virtuoso_server) -
     assert res.truncated and len(res.rows) == 25
 
 
-async def test_function_specs_and_dispatch(embedded_tools: KGTools) -> None:
-    specs = embedded_tools.function_specs()
+async def test_tool_schemas_come_from_the_signatures_and_dispatch(embedded_tools: KGTools) -> None:
+    box = embedded_tools.toolbox()
+    specs = box.specs()
     names = [s["function"]["name"] for s in specs]
     assert names == ["search_entities", "search_relations", "entity_schema", "neighbors", "run_sparql", "labels_for"]
     json.dumps(specs)  # serialisable as-is
     for s in specs:
         assert s["type"] == "function" and s["function"]["parameters"]["type"] == "object"
-    out = await embedded_tools.call_tool("neighbors", {"iri": E + "Alien", "direction": "out"})
+        assert s["function"]["parameters"]["additionalProperties"] is False
+    neighbors = next(s for s in specs if s["function"]["name"] == "neighbors")["function"]
+    assert neighbors["parameters"]["required"] == ["iri"]
+    assert neighbors["parameters"]["properties"]["hops"] == {"default": 1, "maximum": 3, "minimum": 1, "type": "integer"}
+    assert neighbors["description"].startswith("Triples around an entity")  # the docstring's first line
+    out = await box.call("neighbors", {"iri": E + "Alien", "direction": "out"})
     assert any(t["object"] == E + "Ridley_Scott" for t in out)
-    with pytest.raises(ToolError):
-        await embedded_tools.call_tool("drop_everything", {})
-    with pytest.raises(ToolError):
-        await embedded_tools.call_tool("neighbors", {"iri": E + "Alien", "sql": "x"})
+    with pytest.raises(ToolError, match="may not call tool 'drop_everything'"):
+        await box.call("drop_everything", {})
+    with pytest.raises(ToolError, match="sql"):
+        await box.call("neighbors", {"iri": E + "Alien", "sql": "x"})
 
 
 @pytest.mark.parametrize(("name", "arguments", "message"), [
-    ("neighbors", {}, "missing required argument(s) for neighbors: iri"),
-    ("run_sparql", {"query": "ASK {}", "limit": "ten"}, "run_sparql.limit must be an integer, not str"),
-    ("run_sparql", {"query": "ASK {}", "limit": True}, "run_sparql.limit must be an integer, not bool"),
-    ("run_sparql", {"query": "ASK {}", "limit": 0}, "run_sparql.limit must be >= 1"),
-    ("labels_for", {"iris": "http://example.org/e/Alien"}, "labels_for.iris must be an array, not str"),
-    ("labels_for", {"iris": [1, 2]}, "labels_for.iris[0] must be a string, not int"),
-    ("neighbors", {"iri": "x", "direction": "sideways"}, "neighbors.direction must be one of out, in, both"),
-    ("neighbors", {"iri": "x", "hops": 2.5}, "neighbors.hops must be an integer"),
-    ("search_entities", {"text": None}, "search_entities.text must be a string, not NoneType"),
+    ("neighbors", {}, "iri: Field required"),
+    ("run_sparql", {"query": "ASK {}", "limit": "ten"}, "limit: Input should be a valid integer"),
+    ("run_sparql", {"query": "ASK {}", "limit": True}, "limit: a boolean is not allowed here"),
+    ("run_sparql", {"query": "ASK {}", "limit": 0}, "limit: Input should be greater than or equal to 1"),
+    ("run_sparql", {"query": "ASK {}", "timeout_s": float("inf")}, "timeout_s: Input should be a finite number"),
+    ("run_sparql", {"query": "ASK {}", "timeout_s": "x"}, "timeout_s: Input should be a valid number"),
+    ("labels_for", {"iris": "http://example.org/e/Alien"}, "iris: Input should be"),
+    ("labels_for", {"iris": [1, 2]}, "iris.0: Input should be a valid string"),
+    ("neighbors", {"iri": "x", "direction": "sideways"}, "direction: Input should be 'out', 'in' or 'both'"),
+    ("neighbors", {"iri": "x", "hops": 2.5}, "hops: Input should be a valid integer"),
+    ("search_entities", {"text": None}, "text: Input should be a valid string"),
 ])
-async def test_call_tool_validates_arguments(embedded_tools: KGTools, name, arguments, message) -> None:
-    """A malformed LLM call is a readable ToolError (never a TypeError/ValueError or a per-character loop)."""
+async def test_tool_calls_validate_arguments(embedded_tools: KGTools, name, arguments, message) -> None:
+    """A malformed call (from a model or from code) is a readable ToolError, never a raw exception."""
+    box = embedded_tools.toolbox()
     with pytest.raises(ToolError) as err:
-        await embedded_tools.call_tool(name, arguments)
-    assert message in str(err.value)
+        await box.call(name, arguments)
+    assert message in str(err.value) and str(err.value).startswith(f"bad arguments for {name}")
+    with pytest.raises(ToolError):  # direct calls through the toolbox are checked the same way
+        await box[name](**arguments)
 
 
-async def test_call_tool_null_optional_means_default(embedded_tools: KGTools) -> None:
-    out = await embedded_tools.call_tool("run_sparql", {"query": "SELECT ?s WHERE { ?s ?p ?o }", "limit": None,
-                                                        "timeout_s": 5})
+async def test_null_optional_argument_means_default(embedded_tools: KGTools) -> None:
+    box = embedded_tools.toolbox()
+    out = await box.call("run_sparql", {"query": "SELECT ?s WHERE { ?s ?p ?o }", "limit": None, "timeout_s": 5})
     assert out["rows"]
-    labels = await embedded_tools.call_tool("labels_for", {"iris": [E + "Alien"]})
+    labels = await box.call("labels_for", {"iris": [E + "Alien"]})
     assert labels == {E + "Alien": "Alien"}
+
+
+async def test_run_sparql_direct_calls_reject_bad_numbers(embedded_tools: KGTools) -> None:
+    for kwargs in ({"limit": float("nan")}, {"limit": "x"}, {"timeout_s": "x"}, {"timeout_s": float("inf")}):
+        with pytest.raises(ToolError):
+            await embedded_tools.run_sparql("ASK {}", **kwargs)
 
 
 async def test_from_kg_on_a_loaded_kg(tmp_path, kg_fixture) -> None:
@@ -390,8 +408,9 @@ async def test_entity_schema_without_any_rdf_type(label_index) -> None:
 
 
 def test_unreachable_endpoint_is_a_tool_error() -> None:
+    from servers import free_port
+
     from kgteam.tools.backends.sparql_endpoint import SparqlEndpointStore
-    from kgteam.tools.servers import free_port
 
     store = SparqlEndpointStore(f"http://127.0.0.1:{free_port()}/sparql", timeout_s=2)
     with pytest.raises(ToolError, match="unreachable|error"):
@@ -400,7 +419,7 @@ def test_unreachable_endpoint_is_a_tool_error() -> None:
 
 @pytest.mark.integration
 def test_virtuoso_bad_bulk_load_names_the_file(virtuoso_server) -> None:
-    from kgteam.tools.servers import ServerError
+    from servers import ServerError
 
     bad = virtuoso_server.workdir / "broken.nt"  # the work dir is in DirsAllowed
     bad.write_text('<http://example.org/kg/e/x> <http://example.org/kg/r/y> "unterminated .\n')
