@@ -1,9 +1,11 @@
-"""Build a runnable :class:`TeamRunner` from a validated :class:`TeamSpec`.
+"""Team building: a validated :class:`TeamSpec` in, a runnable :class:`TeamRunner` out.
 
-Everything a spec names is resolved here: roles through the registry (entry points), routes
-from the spec or its playbook, the chat model(s), the KG store and label index, budgets.
-Resources that must be released (the local llama.cpp server, KG stores) are registered on an
-``ExitStack``; :func:`open_team` owns one for callers that just want a team for a while.
+Everything a spec names is resolved here and nowhere else: roles and tools through the registry
+(entry points), routes from the spec or its playbook, the chat model(s), the KG store and label
+index (checked against the ``TripleStore``/``LabelIndex`` protocols), budgets, and which tools
+each role is granted. Resources that must be released (the local llama.cpp server, KG stores)
+are registered on an ``ExitStack``; :func:`open_team` owns one for callers that just want a team
+for a while.
 """
 
 from __future__ import annotations
@@ -20,13 +22,16 @@ import yaml
 from kgteam.config import registry
 from kgteam.config.backend_calls import BackendCall, labels_call, signature_problem, store_call
 from kgteam.config.resolve import resolve_team
-from kgteam.config.schema import KGSpec, ModelSpec, TeamSpec
+from kgteam.config.schema import KGSpec, ModelSpec, RoleSpec, TeamSpec
 from kgteam.llm.base import ChatMessage, ChatModel, ChatReply, ModelError
+from kgteam.protocols.errors import ContractError, KgteamError
+from kgteam.tools.backends.base import LabelIndex, TripleStore
+from kgteam.tools.toolbox import Toolbox
 
 DEFAULT_OPENAI_BASE_URL = "https://api.openai.com/v1"
 
 
-class TeamBuildError(RuntimeError):
+class TeamBuildError(KgteamError, RuntimeError):
     """The spec is valid but something it names cannot be opened (KG missing, no API key ...)."""
 
 
@@ -155,9 +160,19 @@ def open_kg_tools(kg: KGSpec, stack: contextlib.ExitStack, home: Path | None = N
         return KGTools(graph.store, graph.labels, default_timeout_s=kg.timeout_s, max_rows=kg.max_rows)
     store = _construct(store_call(kg))
     _close_later(stack, store)
+    _check_protocol(store, TripleStore, "kg.backend", kg.backend)
     labels = _open_labels(kg)
     _close_later(stack, labels)
+    _check_protocol(labels, LabelIndex, "kg.labels.backend", kg.labels.backend if kg.labels else "?")
     return KGTools(store, labels, default_timeout_s=kg.timeout_s, max_rows=kg.max_rows)
+
+
+def _check_protocol(obj: Any, protocol: type, where: str, name: str) -> None:
+    """A plugin backend must offer the protocol's methods, or the tools fail later and obscurely."""
+    missing = [m for m in ("query", "search", "close") if hasattr(protocol, m) and not callable(getattr(obj, m, None))]
+    if missing or not isinstance(obj, protocol):
+        raise TeamBuildError(f"{where}: backend {name!r} ({type(obj).__name__}) is not a {protocol.__name__}: "
+                             f"it lacks {', '.join(missing) or 'required attributes'}")
 
 
 def _close_later(stack: contextlib.ExitStack, obj: Any) -> None:
@@ -192,17 +207,39 @@ def _open_labels(kg: KGSpec) -> Any:
     return _construct(labels_call(kg))
 
 
-# ---------------------------------------------------------------- roles and team
+# ---------------------------------------------------------------- roles, tools and team
 
 
 def build_roles(spec: TeamSpec) -> dict[str, Any]:
+    return roles_from(resolve_team(spec).roles)
+
+
+def roles_from(specs: dict[str, RoleSpec]) -> dict[str, Any]:
+    """Role instances from role specs (settings validated by each role's settings model)."""
     roles: dict[str, Any] = {}
-    for inst, rspec in resolve_team(spec).roles.items():
+    for inst, rspec in specs.items():
         cls = registry.role_class(rspec.role)
-        settings_model = getattr(cls, "settings_model", None)
-        settings = settings_model.model_validate(rspec.settings) if settings_model is not None else None
-        roles[inst] = cls(settings, instance_name=inst)
+        roles[inst] = cls(cls.settings_model.model_validate(rspec.settings), instance_name=inst)
     return roles
+
+
+def build_toolbox(kg_tools: Any) -> Toolbox:
+    """Every installed tool (entry point group ``kgteam.tools``), bound to the team's KG tools."""
+    callables = {}
+    for name in registry.installed("tools"):
+        try:
+            callables[name] = registry.load("tools", name)
+        except (registry.PluginLoadError, ImportError) as exc:
+            raise TeamBuildError(f"tool {name!r}: {exc}") from exc
+    try:
+        return Toolbox.from_callables(callables, [kg_tools] if kg_tools is not None else [])
+    except ContractError as exc:
+        raise TeamBuildError(str(exc)) from exc
+
+
+def grants_of(specs: dict[str, RoleSpec]) -> dict[str, list[str]]:
+    """Tools written for a role in the YAML; roles without a list get what their class needs."""
+    return {inst: list(r.tools) for inst, r in specs.items() if r.tools is not None}
 
 
 def build_team(spec: TeamSpec, *, stack: contextlib.ExitStack | None = None, home: Path | None = None,
@@ -221,15 +258,17 @@ def build_team(spec: TeamSpec, *, stack: contextlib.ExitStack | None = None, hom
         atexit.register(stack.close)
     try:
         team = resolve_team(spec)
-        roles = build_roles(spec)
+        roles = roles_from(team.roles)
         if tools is None:
             tools = open_kg_tools(spec.kg, stack, home)
+        toolbox = tools if isinstance(tools, Toolbox) else build_toolbox(tools)
         role_models: dict[str, ChatModel] = {}
         if model is None:
             model, role_models = build_models(spec, stack)
-        runner = TeamRunner(roles, team.routes, model, tools, team.budgets, entry_role=team.entry,
+        runner = TeamRunner(roles, team.routes, model, toolbox, team.budgets, entry_role=team.entry,
                             answer_role=team.answer_role, session_store=session_store, trace=trace,
-                            role_models=role_models)
+                            role_models=role_models, grants=grants_of(team.roles), concurrency=spec.concurrency,
+                            kg=None if isinstance(tools, Toolbox) else tools)
     except BaseException:
         if own:
             stack.close()
@@ -244,3 +283,17 @@ def open_team(spec: TeamSpec, **kwargs: Any) -> Iterator[Any]:
     """``with open_team(spec) as runner: await runner.ask(...)`` — releases servers and stores after."""
     with contextlib.ExitStack() as stack:
         yield build_team(spec, stack=stack, **kwargs)
+
+
+def playbook_runner(name: str, model: ChatModel, tools: Any, *, settings: dict[str, dict[str, Any]] | None = None,
+                    budgets: Any = None, **kwargs: Any) -> Any:
+    """A ``TeamRunner`` for an installed playbook with a given model and tools (scripts, benchmarks,
+    tests): its roles (``settings`` per role instance), routes, entry, answer role and budgets."""
+    from kgteam.agents.team import TeamRunner
+    from kgteam.config.playbooks import load_playbook
+
+    book = load_playbook(name).spec
+    specs = {inst: rspec.model_copy(update={"settings": {**rspec.settings, **(settings or {}).get(inst, {})}})
+             for inst, rspec in book.roles.items()}
+    return TeamRunner(roles_from(specs), list(book.routes), model, tools, budgets or book.budgets,
+                      entry_role=book.entry, answer_role=book.answer_role, grants=grants_of(specs), **kwargs)

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import asyncio
 import sys
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -26,39 +25,9 @@ from kgteam.cli.team_setup import (
 )
 from kgteam.config.resolve import resolve_team
 from kgteam.protocols.envelope import Envelope
-from kgteam.protocols.payloads import Answer
 
 HELP = ("commands: /trace (this session's full trace) · /budget (limits and last question's use) · "
         "/new (fresh session) · /quit · Ctrl-C cancels a running question")
-
-
-@dataclass
-class RunUsage:
-    """Budget use of the last question, counted from the messages the team streamed."""
-
-    depth: int = 0
-    breadth: int = 0
-    retries: int = 0
-    turns: int = 0
-    llm_calls: int = 0
-    tokens: int = 0
-    seconds: float = 0.0
-    branches: set[int] = field(default_factory=set)
-
-    def see(self, env: Envelope) -> None:
-        if env.sender == "user":
-            return
-        self.turns += 1
-        self.depth = max(self.depth, env.depth)
-        self.branches.add(env.branch)
-        self.breadth = len(self.branches)
-        if env.kind == "retry_signal":
-            self.retries += 1
-
-    def finish(self, answer: Answer) -> None:
-        self.llm_calls = answer.cost.llm_calls
-        self.tokens = answer.cost.total_tokens
-        self.seconds = answer.cost.seconds
 
 
 def _show_history(console: Console, store: Any, session_id: str) -> int:
@@ -139,10 +108,7 @@ def chat(
                 else:
                     console.print(f"[dim]{HELP}[/]")
                 continue
-            usage = RunUsage()
-
-            def on_event(env: Envelope, usage: RunUsage = usage) -> None:
-                usage.see(env)
+            def on_event(env: Envelope) -> None:
                 if not quiet and env.kind != "answer" and env.sender != "user":
                     console.print(event_line(env, colors))
 
@@ -150,9 +116,7 @@ def chat(
             if answer is None:
                 console.print("[yellow]run cancelled; the session goes on[/]")
                 continue
-            usage.finish(answer)
-            run = getattr(runner, "last_run", None)  # the supervisor's own count, when the runtime offers it
-            last = run.used if run is not None and hasattr(run, "used") else usage
+            last = runner.last_run.used if runner.last_run is not None else None  # the supervisor's own count
             print_answer(console, answer)
         console.print(Text(f"bye — resume with: kgteam chat --session {session_id}"
                            + (f" --team {team}" if team else ""), style="dim"))

@@ -65,7 +65,7 @@ def _open_tools(kg: str, stack: contextlib.ExitStack, *, max_rows: int = 10_000,
 
 def _judge_model(spec: Any, stack: contextlib.ExitStack) -> Any:
     """The judge uses the team's default model (a separate instance, so its calls are not the team's)."""
-    from kgteam.agents import factory
+    from kgteam import team_builder as factory
 
     models = factory.build_models(spec, stack)
     return models[0] if isinstance(models, tuple) else models
@@ -134,9 +134,9 @@ def register(app: typer.Typer) -> None:
                 raise typer.Exit(2)
             _run_diagnostics(items, kg, out, max_hops=3, top_n=5, budget=300, concurrency=concurrency)
             return
-        from kgteam.agents.factory import TeamBuildError, build_team
         from kgteam.eval.report import latest_records, summarize, write_report
         from kgteam.eval.runner import read_meta, read_run, run_eval, write_meta
+        from kgteam.team_builder import TeamBuildError, build_team
 
         spec, _ = choose_team(team, model=model)  # invalid team files exit 2 with file:line:field
         out = out or _default_out(dataset)
@@ -163,7 +163,7 @@ def register(app: typer.Typer) -> None:
             write_meta(out, meta)
             console.print(f"run file: {out} ({len(items)} questions)")
             summary = asyncio.run(run_eval(items, runner, out, concurrency=concurrency, judge_model=judge_model,
-                                           tools=getattr(runner, "tools", tools), timeout_s=timeout_s,
+                                           tools=getattr(runner, "kg", None) or tools, timeout_s=timeout_s,
                                            retry_errors=retry_errors))
         console.print(f"done {summary.done}, skipped (resumed) {summary.skipped}, errors {summary.errors}")
         ids = {it.id for it in items}

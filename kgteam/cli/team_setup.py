@@ -92,8 +92,8 @@ def ensure_kg(spec: TeamSpec, home: Path | None, *, say: Callable[[str], None]) 
 @contextlib.contextmanager
 def team_runtime(spec: TeamSpec, *, home: Path | None, db: Path | None) -> Iterator[tuple[Any, Any]]:
     """A runner wired to the session store; everything is released on exit (also on Ctrl-C)."""
-    from kgteam.agents.factory import TeamBuildError, build_team
     from kgteam.agents.sessions import SqliteSessionStore
+    from kgteam.team_builder import TeamBuildError, build_team
 
     with contextlib.ExitStack() as stack:
         store = SqliteSessionStore(db or session_db_path(home))

@@ -12,132 +12,29 @@ Loading runs in three passes, each collecting every problem it finds before fail
 from __future__ import annotations
 
 import difflib
-import types
-import typing
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-import yaml
-from pydantic import BaseModel, ValidationError
+from pydantic import ValidationError
 
 from kgteam.config import registry
-from kgteam.config.env import MissingEnvVar, expand_env
-from kgteam.config.resolve import ResolvedTeam, playbook_names, resolve_team
+from kgteam.config.resolve import Origin, ResolvedTeam, playbook_names, resolve_team
 from kgteam.config.schema import RoleSpec, TeamSpec
+from kgteam.config.team_graph import check_graph
+from kgteam.config.yaml_source import (
+    ConfigIssue,
+    LoadedYaml,
+    Loc,
+    TeamConfigError,
+    describe_error,
+    field_path,
+    read_yaml,
+    validation_issues,
+)
+from kgteam.prompts import PromptNotFound
+from kgteam.roles.base import NoSettings, prompt_for
 
-Loc = tuple[Any, ...]
 SPECIAL_SENDERS = ("user", "supervisor")
-
-
-@dataclass
-class ConfigIssue:
-    file: str
-    line: int | None
-    field: str
-    message: str
-
-    def __str__(self) -> str:
-        where = f"{self.file}:{self.line}" if self.line else self.file
-        return f"{where}: {self.field}: {self.message}" if self.field else f"{where}: {self.message}"
-
-
-class TeamConfigError(ValueError):
-    """Everything wrong with one team file, each issue with file, line and field."""
-
-    def __init__(self, issues: list[ConfigIssue]):
-        self.issues = issues
-        super().__init__("\n".join(str(i) for i in issues))
-
-
-@dataclass
-class LoadedYaml:
-    data: Any
-    lines: dict[Loc, int] = field(default_factory=dict)
-    issues: list[ConfigIssue] = field(default_factory=list)
-
-    def line_of(self, loc: Loc) -> int | None:
-        """Line of the deepest existing prefix of ``loc`` (a missing field points at its parent)."""
-        loc = tuple(loc)
-        while loc:
-            if loc in self.lines:
-                return self.lines[loc]
-            loc = loc[:-1]
-        return self.lines.get((), 1)
-
-
-def field_path(loc: Loc) -> str:
-    out = ""
-    for step in loc:
-        if isinstance(step, int):
-            out += f"[{step}]"
-        else:
-            out += ("." if out else "") + str(step)
-    return out
-
-
-# ---------------------------------------------------------------- pass 1: YAML with lines and env
-
-
-def read_yaml(text: str, source: str, environ: dict[str, str] | None = None) -> LoadedYaml:
-    result = LoadedYaml(data=None)
-    loader = yaml.SafeLoader(text)
-    try:
-        node = loader.get_single_node()
-    except yaml.MarkedYAMLError as exc:
-        mark = exc.problem_mark or exc.context_mark
-        line = mark.line + 1 if mark else None
-        problem = " ".join(p for p in (exc.context, exc.problem) if p)
-        result.issues.append(ConfigIssue(source, line, "", f"YAML syntax error: {problem}"))
-        return result
-    except yaml.YAMLError as exc:
-        result.issues.append(ConfigIssue(source, None, "", f"YAML error: {exc}"))
-        return result
-    finally:
-        loader.dispose()
-    if node is None:
-        result.issues.append(ConfigIssue(source, 1, "", "the file is empty"))
-        return result
-    result.lines[()] = node.start_mark.line + 1
-    walker = _Walker(loader, source, result, environ)
-    result.data = walker.walk(node, ())
-    return result
-
-
-class _Walker:
-    def __init__(self, loader: yaml.SafeLoader, source: str, out: LoadedYaml, environ: dict[str, str] | None):
-        self.loader, self.source, self.out, self.environ = loader, source, out, environ
-
-    def walk(self, node: yaml.Node, loc: Loc) -> Any:
-        if isinstance(node, yaml.MappingNode):
-            self.loader.flatten_mapping(node)  # YAML merge keys ("<<: *defaults")
-            data: dict[Any, Any] = {}
-            for key_node, value_node in node.value:
-                key = self.loader.construct_object(key_node, deep=True)
-                if isinstance(key, list):
-                    key = tuple(key)
-                line = key_node.start_mark.line + 1
-                if key in data:
-                    first = self.out.lines.get((*loc, key))
-                    self.out.issues.append(ConfigIssue(self.source, line, field_path((*loc, key)),
-                                                       f"duplicate key (first defined on line {first})"))
-                    continue
-                self.out.lines[(*loc, key)] = line
-                data[key] = self.walk(value_node, (*loc, key))
-            return data
-        if isinstance(node, yaml.SequenceNode):
-            items = []
-            for i, item in enumerate(node.value):
-                self.out.lines[(*loc, i)] = item.start_mark.line + 1
-                items.append(self.walk(item, (*loc, i)))
-            return items
-        value = self.loader.construct_object(node, deep=True)
-        if isinstance(value, str) and "${" in value:
-            try:
-                value = expand_env(value, self.environ)
-            except MissingEnvVar as exc:
-                self.out.issues.append(ConfigIssue(self.source, node.start_mark.line + 1, field_path(loc), str(exc)))
-        return value
 
 
 def _normalise(loaded: LoadedYaml, source: str) -> None:
@@ -204,73 +101,6 @@ def _resolve_paths(data: dict[str, Any], base_dir: Path) -> None:
                 fix(spec.get("model"), "script")
 
 
-# ---------------------------------------------------------------- pass 2: structure
-
-
-def _unwrap(tp: Any) -> Any:
-    origin = typing.get_origin(tp)
-    if origin in (typing.Union, types.UnionType):
-        args = [a for a in typing.get_args(tp) if a is not type(None)]
-        return _unwrap(args[0]) if args else tp
-    if origin is typing.Annotated:
-        return _unwrap(typing.get_args(tp)[0])
-    return tp
-
-
-def _model_at(root: type[BaseModel], loc: Loc) -> type[BaseModel] | None:
-    tp: Any = root
-    for step in loc:
-        tp = _unwrap(tp)
-        origin = typing.get_origin(tp)
-        if isinstance(tp, type) and issubclass(tp, BaseModel):
-            f = tp.model_fields.get(step) if isinstance(step, str) else None
-            if f is None:
-                return None
-            tp = f.annotation
-        elif origin is dict:
-            tp = typing.get_args(tp)[1]
-        elif origin is list:
-            tp = typing.get_args(tp)[0]
-        else:
-            return None
-    tp = _unwrap(tp)
-    return tp if isinstance(tp, type) and issubclass(tp, BaseModel) else None
-
-
-def _describe(error: dict[str, Any], root: type[BaseModel], loc: Loc) -> str:
-    etype = error["type"]
-    if etype == "extra_forbidden":
-        parent = _model_at(root, loc[:-1])
-        allowed = sorted(parent.model_fields) if parent else []
-        msg = f"unknown field {loc[-1]!r}"
-        close = difflib.get_close_matches(str(loc[-1]), allowed, n=1)
-        if close:
-            msg += f" (did you mean {close[0]!r}?)"
-        if allowed:
-            msg += f"; allowed: {', '.join(allowed)}"
-        return msg
-    if etype == "missing":
-        return "required field is missing"
-    msg = error["msg"]
-    if msg.startswith("Value error, "):
-        msg = msg[len("Value error, "):]
-    if etype not in ("value_error", "assertion_error") and "input" in error:
-        value = error["input"]
-        if not isinstance(value, dict | list):
-            msg += f" (got {value!r})"
-    return msg
-
-
-def validation_issues(exc: ValidationError, root: type[BaseModel], loaded: LoadedYaml, source: str,
-                      prefix: Loc = ()) -> list[ConfigIssue]:
-    issues = []
-    for error in exc.errors():
-        loc = tuple(error["loc"])
-        full = (*prefix, *loc)
-        issues.append(ConfigIssue(source, loaded.line_of(full), field_path(full), _describe(error, root, loc)))
-    return issues
-
-
 # ---------------------------------------------------------------- pass 3: names
 
 
@@ -293,12 +123,18 @@ def _check_backend_options(spec: TeamSpec, loc: Loc, add: Any) -> None:
 
 
 def check_names(spec: TeamSpec, loaded: LoadedYaml, source: str) -> list[ConfigIssue]:
+    """Installed names, settings, tools and the message graph; every problem, in line order."""
     from kgteam.protocols.payloads import PAYLOAD_TYPES
 
     issues: list[ConfigIssue] = []
 
     def add(loc: Loc, message: str) -> None:
         issues.append(ConfigIssue(source, loaded.line_of(loc), field_path(loc), message))
+
+    def add_at(origin: Origin, extra: Loc, message: str) -> None:
+        loc = (*origin.loc, *extra)
+        line = origin.lines.line_of(loc) if origin.lines is not None else None
+        issues.append(ConfigIssue(origin.source, line, field_path(loc), message))
 
     for loc, name in ((("kg", "backend"), spec.kg.backend),
                       (("kg", "labels", "backend"), spec.kg.labels.backend if spec.kg.labels else None)):
@@ -309,72 +145,95 @@ def check_names(spec: TeamSpec, loaded: LoadedYaml, source: str) -> list[ConfigI
 
     if spec.playbook and spec.playbook not in playbook_names():
         known = playbook_names()
-        add(("playbook",), f"unknown playbook {spec.playbook!r}; built-in playbooks: {', '.join(known) or '(none)'}")
-        return issues
+        close = difflib.get_close_matches(spec.playbook, known, n=1)
+        hint = f" (did you mean {close[0]!r}?)" if close else ""
+        add(("playbook",), f"unknown playbook {spec.playbook!r}{hint}; installed playbooks: "
+                           f"{', '.join(known) or '(none)'}")
+        return _sorted(issues)
     try:
-        team: ResolvedTeam = resolve_team(spec)
-    except (ValueError, ImportError) as exc:
-        add(("playbook",), str(exc))
-        return issues
+        team: ResolvedTeam = resolve_team(spec, source=source, lines=loaded)
+    except TeamConfigError as exc:  # a broken playbook file: its own file:line issues
+        return _sorted(issues + exc.issues)
 
-    # roles: installed, settings valid, tools installed, model override valid
+    # roles: installed, settings valid, tools installed and granted, model override valid
+    classes: dict[str, type] = {}
     for inst, rspec in team.roles.items():
-        from_yaml = inst in spec.roles
-        base: Loc = ("roles", inst) if from_yaml else ("playbook",)
+        origin = team.role_origins[inst]
         if msg := _unknown("roles", rspec.role):
-            add((*base, "role") if from_yaml else base,
-                msg + "; a plugin role must be pip-installed (it registers under the 'kgteam.roles' entry point)")
+            add_at(origin, ("role",), msg + "; a plugin role must be pip-installed (it registers under the "
+                                             "'kgteam.roles' entry point)")
             continue
         try:
             cls = registry.role_class(rspec.role)
-        except (registry.PluginLoadError, ImportError) as exc:
-            add((*base, "role") if from_yaml else base, str(exc))
+        except (registry.PluginLoadError, ImportError, TypeError) as exc:
+            add_at(origin, ("role",), str(exc))
             continue
-        issues.extend(_check_settings(cls, rspec, base, loaded, source))
-        for tool in getattr(cls, "tools", ()):
+        classes[inst] = cls
+        issues.extend(_check_settings(cls, rspec, origin))
+        granted = rspec.tools if rspec.tools is not None else list(getattr(cls, "tools", ()))
+        for j, tool in enumerate(granted):
             if msg := _unknown("tools", tool):
-                add((*base, "role"), f"role {rspec.role!r} needs tool {tool!r}: {msg}")
+                where = ("tools", j) if rspec.tools is not None else ("role",)
+                add_at(origin, where, f"role {inst!r} is granted tool {tool!r}: {msg}")
+        for tool in getattr(cls, "tools", ()):
+            if rspec.tools is not None and tool not in rspec.tools:
+                add_at(origin, ("tools",), f"role {inst!r} ({rspec.role}) calls tool {tool!r}, which its 'tools' "
+                                           f"list does not grant")
+        for name in getattr(cls, "prompts", ()):
+            try:
+                prompt_for(cls, name)
+            except PromptNotFound as exc:
+                add_at(origin, ("role",), str(exc))
         if rspec.model is not None:
             try:
                 rspec.model.apply_to(spec.model)
             except ValidationError as exc:
                 for error in exc.errors():
-                    add((*base, "model", *error["loc"]), _describe(error, type(spec.model), tuple(error["loc"])))
+                    add_at(origin, ("model", *error["loc"]),
+                           describe_error(error, type(spec.model), tuple(error["loc"])))
 
     instances = sorted(team.roles)
     # Importing roles may register plugin payload kinds, so look them up only now.
     kinds = sorted(PAYLOAD_TYPES)
-    for key in ("routes", "extra_routes"):
-        routes = getattr(spec, key) or []
-        for i, route in enumerate(routes):
-            if route.kind not in kinds:
-                close = difflib.get_close_matches(route.kind, kinds, n=1)
-                hint = f" (did you mean {close[0]!r}?)" if close else ""
-                add((key, i, "kind"), f"unknown payload kind {route.kind!r}{hint}; known kinds: {', '.join(kinds)}")
-            for j, target in enumerate(route.to):
-                if target not in team.roles:
-                    add((key, i, "to", j), f"route target {target!r} is not a role of this team; "
-                                           f"roles: {', '.join(instances)}")
-            if route.sender and route.sender not in team.roles and route.sender not in SPECIAL_SENDERS:
-                add((key, i, "sender"), f"sender {route.sender!r} is not a role of this team; "
+    for route, origin in zip(team.routes, team.route_origins, strict=False):
+        if route.kind != "*" and route.kind not in kinds:
+            close = difflib.get_close_matches(route.kind, kinds, n=1)
+            hint = f" (did you mean {close[0]!r}?)" if close else ""
+            add_at(origin, ("kind",), f"unknown payload kind {route.kind!r}{hint}; known kinds: {', '.join(kinds)}")
+        for j, target in enumerate(route.to):
+            if target not in team.roles:
+                add_at(origin, ("to", j), f"route target {target!r} is not a role of this team; "
+                                          f"roles: {', '.join(instances)}")
+        if route.sender and route.sender not in team.roles and route.sender not in SPECIAL_SENDERS:
+            add_at(origin, ("sender",), f"sender {route.sender!r} is not a role of this team; "
                                         f"roles: {', '.join(instances)} (or user, supervisor)")
     for key, value in (("entry", spec.entry), ("answer_role", spec.answer_role)):
         if value and value not in team.roles:
             add((key,), f"{value!r} is not a role of this team; roles: {', '.join(instances)}")
-    return issues
+    check_graph(team, classes, add_at)
+    return _sorted(issues)
 
 
-def _check_settings(cls: type, rspec: RoleSpec, base: Loc, loaded: LoadedYaml, source: str) -> list[ConfigIssue]:
+def _sorted(issues: list[ConfigIssue]) -> list[ConfigIssue]:
+    """Line order within each file (the team file first), duplicates dropped."""
+    unique = list(dict.fromkeys(issues))
+    return sorted(unique, key=lambda i: (i.file != (unique[0].file if unique else ""), i.file, i.line or 0))
+
+
+def _check_settings(cls: type, rspec: RoleSpec, origin: Origin) -> list[ConfigIssue]:
     settings_model = getattr(cls, "settings_model", None)
-    if settings_model is None:
-        if rspec.settings:
-            return [ConfigIssue(source, loaded.line_of((*base, "settings")), field_path((*base, "settings")),
-                                f"role {rspec.role!r} takes no settings")]
+    if settings_model is None or (settings_model is NoSettings and not rspec.settings):
         return []
+    if settings_model is NoSettings:
+        loc = (*origin.loc, "settings")
+        line = origin.lines.line_of(loc) if origin.lines is not None else None
+        return [ConfigIssue(origin.source, line, field_path(loc), f"role {rspec.role!r} takes no settings")]
     try:
         settings_model.model_validate(rspec.settings)
     except ValidationError as exc:
-        return validation_issues(exc, settings_model, loaded, source, prefix=(*base, "settings"))
+        if origin.lines is None:
+            return [ConfigIssue(origin.source, None, field_path((*origin.loc, "settings")), str(exc))]
+        return validation_issues(exc, settings_model, origin.lines, origin.source, prefix=(*origin.loc, "settings"))
     return []
 
 

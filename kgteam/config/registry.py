@@ -1,12 +1,10 @@
-"""Short names → installed roles, tools and backends, through Python entry points.
+"""Short names → installed roles, tools, backends and playbooks, through Python entry points.
 
 Team YAML only ever names things by short name; this module is the one place that turns a
 name into code, and only for what an installed distribution declared in the groups
-``kgteam.roles``, ``kgteam.tools`` and ``kgteam.backends``. YAML never imports dotted paths.
-
-kgteam's own roles are declared as entry points in its ``pyproject.toml``. The built-in tables
-below are a fallback so a checkout whose metadata predates a new role still works; entry
-points win when both name the same thing.
+``kgteam.roles``, ``kgteam.tools``, ``kgteam.backends`` and ``kgteam.playbooks``. YAML never
+imports dotted paths. kgteam's own entries are declared in its ``pyproject.toml`` like any
+plugin's (reinstall, ``pip install -e .``, after adding one), so there is one registry, not two.
 """
 
 from __future__ import annotations
@@ -18,36 +16,19 @@ from functools import lru_cache
 from importlib.metadata import entry_points
 from typing import Any, Literal
 
-Group = Literal["roles", "tools", "backends"]
-GROUPS: tuple[Group, ...] = ("roles", "tools", "backends")
+from kgteam.protocols.errors import KgteamError
 
-# name -> "module" (the Role subclass whose ``name`` equals the key is picked) or "module:attr".
-BUILTIN_ROLES: dict[str, str] = {
-    "generalist": "kgteam.roles.triad.generalist:Generalist",
-    "decision_maker": "kgteam.roles.triad.decision_maker:DecisionMaker",
-    "advisor": "kgteam.roles.triad.advisor:Advisor",
-    "contextualizer": "kgteam.roles.contextualizer:Contextualizer",
-}
-# Tools are the KGTools methods; a plugin tool is an async callable registered by name.
-BUILTIN_TOOLS: dict[str, str] = {
-    name: f"kgteam.tools.kg_tools:KGTools.{name}"
-    for name in ("search_entities", "search_relations", "entity_schema", "neighbors", "run_sparql", "labels_for")
-}
-BUILTIN_BACKENDS: dict[str, str] = {
-    "oxigraph": "kgteam.tools.backends.oxigraph_store:OxigraphStore",
-    "sparql": "kgteam.tools.backends.sparql_endpoint:SparqlEndpointStore",
-    "tantivy": "kgteam.tools.backends.tantivy_index:TantivyLabelIndex",
-    "elastic": "kgteam.tools.backends.elastic_index:ElasticLabelIndex",
-}
-_BUILTINS: dict[Group, dict[str, str]] = {"roles": BUILTIN_ROLES, "tools": BUILTIN_TOOLS, "backends": BUILTIN_BACKENDS}
+Group = Literal["roles", "tools", "backends", "playbooks"]
+GROUPS: tuple[Group, ...] = ("roles", "tools", "backends", "playbooks")
+_SINGULAR = {"roles": "role", "tools": "tool", "backends": "backend", "playbooks": "playbook"}
 
 
-class UnknownName(LookupError):
+class UnknownName(KgteamError, LookupError):
     """A short name nobody installed; the message lists what is installed."""
 
     def __init__(self, group: Group, name: str, installed: list[str]):
         self.group, self.name, self.installed = group, name, installed
-        singular = {"roles": "role", "tools": "tool", "backends": "backend"}[group]
+        singular = _SINGULAR[group]
         listed = ", ".join(installed) if installed else "(none)"
         super().__init__(f"unknown {singular} {name!r}; installed {group}: {listed}")
 
@@ -55,7 +36,7 @@ class UnknownName(LookupError):
         return str(self.args[0])
 
 
-class PluginLoadError(ImportError):
+class PluginLoadError(KgteamError, ImportError):
     """An installed name whose code could not be imported (broken plugin)."""
 
 
@@ -64,7 +45,7 @@ class Entry:
     group: Group
     name: str
     target: str  # "module" or "module:attr"
-    package: str  # distribution that declared it ("kgteam (built-in)" for the fallback table)
+    package: str  # distribution that declared it
 
     def load(self) -> Any:
         module_name, _, attr = self.target.partition(":")
@@ -101,12 +82,15 @@ def _role_class_in(module: Any, name: str, entry: Entry) -> Any:
 def _entry_points() -> dict[Group, dict[str, Entry]]:
     table: dict[Group, dict[str, Entry]] = {g: {} for g in GROUPS}
     for group in GROUPS:
-        for name, target in _BUILTINS[group].items():
-            table[group][name] = Entry(group, name, target, "kgteam (built-in)")
         for ep in entry_points(group=f"kgteam.{group}"):
             dist = ep.dist.name if ep.dist is not None else "?"
             table[group][ep.name] = Entry(group, ep.name, ep.value, dist)
     return table
+
+
+def entry_table(group: Group) -> dict[str, Entry]:
+    """The live table of one group (tests add entries to it with ``monkeypatch.setitem``)."""
+    return _entry_points()[group]
 
 
 def refresh() -> None:
@@ -153,11 +137,23 @@ class RoleInfo:
     tools: tuple[str, ...]
     package: str
     doc: str
+    reads: tuple[str, ...] = ()
+    settings: dict[str, Any] | None = None  # field -> {"default": ..., "description": ...}
     error: str | None = None
+
+
+def _own_doc(cls: type) -> str:
+    """The class's own docstring (not its base's), else its module's first paragraph."""
+    import sys
+
+    doc = cls.__dict__.get("__doc__") or getattr(sys.modules.get(cls.__module__), "__doc__", None) or ""
+    return inspect.cleandoc(doc).split("\n\n")[0].replace("\n", " ")
 
 
 def describe_roles() -> list[RoleInfo]:
     """Every installed role, loaded, for ``kgteam roles``; a broken plugin is listed with its error."""
+    from kgteam.protocols.payloads import kind_of
+
     infos = []
     for name, e in entries("roles").items():
         try:
@@ -165,7 +161,9 @@ def describe_roles() -> list[RoleInfo]:
         except (PluginLoadError, ImportError) as exc:
             infos.append(RoleInfo(name, (), (), (), e.package, "", error=str(exc)))
             continue
-        doc = (inspect.getdoc(cls) or "").split("\n\n")[0].replace("\n", " ")
+        settings = {f: {"default": None if info.is_required() else info.get_default(call_default_factory=True),
+                        "description": info.description or ""}
+                    for f, info in cls.settings_model.model_fields.items()}
         infos.append(RoleInfo(name, tuple(cls.consumes), tuple(cls.produces), tuple(getattr(cls, "tools", ())),
-                              e.package, doc))
+                              e.package, _own_doc(cls), tuple(kind_of(c) for c in cls.reads), settings))
     return infos

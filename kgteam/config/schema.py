@@ -123,11 +123,13 @@ class KGSpec(_Strict):
 
 
 class RoleSpec(_Strict):
-    """One role instance: which installed role (short name), its settings, an optional model."""
+    """One role instance: which installed role (short name), its settings, an optional model, and
+    the tools it may call (default: the tools the role's class says it needs)."""
 
     role: str
     settings: dict[str, Any] = Field(default_factory=dict)
     model: ModelOverride | None = None
+    tools: list[str] | None = Field(None, description="tool names granted to this role")
 
 
 def normalise_roles(value: Any) -> Any:
@@ -165,6 +167,23 @@ def normalise_roles(value: Any) -> Any:
     return value
 
 
+class PlaybookSpec(_Strict):
+    """A playbook file: role instances, routes, entry and answer role, default budgets."""
+
+    name: str
+    description: str = ""
+    roles: dict[str, RoleSpec] = Field(default_factory=dict)
+    routes: list[Route] = Field(default_factory=list)
+    entry: str | None = None
+    answer_role: str | None = None
+    budgets: Budgets = Field(default_factory=Budgets)
+
+    @model_validator(mode="before")
+    @classmethod
+    def _friendly_shapes(cls, data: Any) -> Any:
+        return _friendly(data, ("routes",))
+
+
 class TeamSpec(_Strict):
     """A whole team: model, KG, roles, how messages flow (routes or a playbook), budgets."""
 
@@ -179,18 +198,12 @@ class TeamSpec(_Strict):
     budgets: Budgets = Field(default_factory=Budgets)
     entry: str | None = None
     answer_role: str | None = None
+    concurrency: int = Field(4, ge=1, le=64, description="deliveries run at once (independent branches)")
 
     @model_validator(mode="before")
     @classmethod
     def _friendly_shapes(cls, data: Any) -> Any:
-        if isinstance(data, dict):
-            data = dict(data)
-            if "roles" in data:
-                data["roles"] = normalise_roles(data["roles"])
-            for key in ("routes", "extra_routes"):
-                if isinstance(data.get(key), list):
-                    data[key] = [_route_to_list(r) for r in data[key]]
-        return data
+        return _friendly(data, ("routes", "extra_routes"))
 
     @model_validator(mode="after")
     def _routes_or_playbook(self) -> TeamSpec:
@@ -201,6 +214,18 @@ class TeamSpec(_Strict):
         if self.routes is not None and not self.roles:
             raise ValueError("a team with explicit 'routes' needs 'roles'")
         return self
+
+
+def _friendly(data: Any, route_keys: tuple[str, ...]) -> Any:
+    """Roles as a mapping or list of names, a route's ``to`` as one name: the canonical shapes."""
+    if isinstance(data, dict):
+        data = dict(data)
+        if "roles" in data:
+            data["roles"] = normalise_roles(data["roles"])
+        for key in route_keys:
+            if isinstance(data.get(key), list):
+                data[key] = [_route_to_list(r) for r in data[key]]
+    return data
 
 
 def _route_to_list(route: Any) -> Any:

@@ -9,38 +9,35 @@ import asyncio
 import sys
 
 from kgteam.config import registry
-from kgteam.protocols.envelope import Envelope
-from kgteam.protocols.payloads import Answer, Payload
+from kgteam.protocols.payloads import Answer, Question
 from kgteam.roles.base import Role, RoleContext
+from kgteam.roles.contract import handles
 
 
 class Relay(Role):
     """Passes the question on at once, so the test sees the run has started."""
 
     name = "t_relay"
-    consumes = ("question",)
-    produces = ("question",)
 
-    async def handle(self, message: Envelope, ctx: RoleContext) -> list[Payload]:
-        return [message.payload]
+    @handles
+    async def on_question(self, q: Question, ctx: RoleContext) -> list[Question]:
+        return [q]
 
 
 class Sleeper(Role):
     """Answers after a long pause, unless the run is cancelled first."""
 
     name = "t_sleeper"
-    consumes = ("question",)
-    produces = ("answer",)
 
-    async def handle(self, message: Envelope, ctx: RoleContext) -> list[Payload]:
+    @handles
+    async def on_question(self, q: Question, ctx: RoleContext) -> list[Answer]:
         await asyncio.sleep(60)
         return [Answer(text="slept")]
 
 
 def main() -> None:
-    registry.BUILTIN_ROLES["t_sleeper"] = f"{__name__}:Sleeper"
-    registry.BUILTIN_ROLES["t_relay"] = f"{__name__}:Relay"
-    registry.refresh()
+    for name, target in (("t_sleeper", "Sleeper"), ("t_relay", "Relay")):
+        registry.entry_table("roles")[name] = registry.Entry("roles", name, f"{__name__}:{target}", "tests")
     from kgteam.cli.app import app
 
     app(prog_name="kgteam", args=sys.argv[1:])

@@ -12,10 +12,10 @@ import pytest
 from pydantic import BaseModel
 
 from kgteam.config import registry
-from kgteam.protocols.envelope import Envelope
 from kgteam.protocols.evidence import Evidence, EvidenceQuery, EvidenceTriple
-from kgteam.protocols.payloads import Answer, AnswerValue, Candidate, EntityCandidates, Payload, Question
+from kgteam.protocols.payloads import Answer, AnswerValue, Candidate, EntityCandidates, Question
 from kgteam.roles.base import Role, RoleContext
+from kgteam.roles.contract import handles
 from kgteam.tools.sparql_guard import sparql_iri
 
 KB = """\
@@ -37,17 +37,14 @@ class Linker(Role):
     """Asks the model which name the question is about, then links it with label search."""
 
     name = "t_linker"
-    consumes = ("question",)
-    produces = ("entity_candidates",)
     tools = ("search_entities",)
 
-    async def handle(self, message: Envelope, ctx: RoleContext) -> list[Payload]:
-        assert isinstance(message.payload, Question)
-        reply = await ctx.model.chat([{"role": "user", "content": f"Name the film or person in: "
-                                                                  f"{message.payload.text}"}],
+    @handles
+    async def on_question(self, q: Question, ctx: RoleContext) -> list[EntityCandidates]:
+        reply = await ctx.model.chat([{"role": "user", "content": f"Name the film or person in: {q.text}"}],
                                      role=self.name, json_schema=Mention.model_json_schema())
         mention = Mention.model_validate_json(reply.text).mention
-        hits = await ctx.tools.search_entities(mention, k=3)
+        hits = await ctx.tools["search_entities"](mention, k=3)
         return [EntityCandidates(mention=mention, candidates=[Candidate(iri=h.iri, label=h.label, score=h.score,
                                                                         source="search") for h in hits])]
 
@@ -56,13 +53,10 @@ class Answerer(Role):
     """Answers 'who directed X' / 'what did X direct' with one SPARQL query over directed_by."""
 
     name = "t_answerer"
-    consumes = ("entity_candidates",)
-    produces = ("answer",)
     tools = ("run_sparql",)
 
-    async def handle(self, message: Envelope, ctx: RoleContext) -> list[Payload]:
-        cands = message.payload
-        assert isinstance(cands, EntityCandidates)
+    @handles
+    async def on_candidates(self, cands: EntityCandidates, ctx: RoleContext) -> list[Answer]:
         if not cands.candidates:
             return [Answer(text="I don't know.", status="unknown")]
         top = cands.candidates[0]
@@ -70,7 +64,7 @@ class Answerer(Role):
         query = (f"SELECT ?s ?o ?sl ?ol WHERE {{ ?s <{REL}> ?o . FILTER(?s = {e} || ?o = {e}) "
                  "?s <http://www.w3.org/2000/01/rdf-schema#label> ?sl . "
                  "?o <http://www.w3.org/2000/01/rdf-schema#label> ?ol }")
-        result = await ctx.tools.run_sparql(query)
+        result = await ctx.tools["run_sparql"](query)
         triples, values = [], []
         for row in result.rows:
             s, o = row["s"].value, row["o"].value
@@ -91,9 +85,10 @@ def cli_test_roles(monkeypatch: pytest.MonkeyPatch):
     module = types.ModuleType("kgteam_cli_test_roles")
     module.Linker, module.Answerer = Linker, Answerer
     monkeypatch.setitem(sys.modules, module.__name__, module)
-    monkeypatch.setitem(registry.BUILTIN_ROLES, "t_linker", f"{module.__name__}:Linker")
-    monkeypatch.setitem(registry.BUILTIN_ROLES, "t_answerer", f"{module.__name__}:Answerer")
     registry.refresh()
+    for name, target in (("t_linker", "Linker"), ("t_answerer", "Answerer")):
+        monkeypatch.setitem(registry.entry_table("roles"), name,
+                            registry.Entry("roles", name, f"{module.__name__}:{target}", "tests"))
     yield
     monkeypatch.undo()
     registry.refresh()

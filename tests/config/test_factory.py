@@ -7,10 +7,10 @@ import json
 
 import pytest
 
-from kgteam.agents.factory import DefaultMaxTokens, TeamBuildError, build_models, build_roles, open_kg_tools
 from kgteam.config import load_team
 from kgteam.config.schema import KGSpec
 from kgteam.llm.scripted import ScriptedModel
+from kgteam.team_builder import DefaultMaxTokens, TeamBuildError, build_models, build_roles, open_kg_tools
 
 TEAM = """\
 name: f
@@ -52,7 +52,7 @@ def test_roles_get_parsed_settings_and_instance_names(spec):
     roles = build_roles(spec)
     assert roles["responder"].settings.prefix == "> " and roles["responder"].instance_name == "responder"
     assert roles["second"].settings.prefix == "echo: "  # the role's default
-    assert roles["rewriter"].settings is None
+    assert type(roles["rewriter"].settings).__name__ == "NoSettings"  # a role without settings takes none
 
 
 def test_missing_script_file(spec, tmp_path):
@@ -87,7 +87,7 @@ def test_missing_kg_is_a_build_error_with_hint(tmp_path):
 
 
 async def test_open_team_runs_and_build_team_owns_resources_without_a_stack(spec, tmp_path):
-    from kgteam.agents.factory import build_team, open_team
+    from kgteam.team_builder import build_team, open_team
     from kgteam.tools.loading import build_kg
 
     (tmp_path / "kb.txt").write_text("Kismet|directed_by|William Dieterle\n")

@@ -41,10 +41,10 @@ import types  # noqa: E402
 from pydantic import BaseModel  # noqa: E402
 
 from kgteam.config import registry  # noqa: E402
-from kgteam.protocols.envelope import Envelope  # noqa: E402
 from kgteam.protocols.evidence import Evidence, EvidenceQuery, EvidenceTriple  # noqa: E402
-from kgteam.protocols.payloads import Answer, AnswerValue, Candidate, EntityCandidates, Payload, Question  # noqa: E402
+from kgteam.protocols.payloads import Answer, AnswerValue, Candidate, EntityCandidates, Question  # noqa: E402
 from kgteam.roles.base import Role, RoleContext  # noqa: E402
+from kgteam.roles.contract import handles  # noqa: E402
 from kgteam.tools.sparql_guard import sparql_iri  # noqa: E402
 
 RDFS_LABEL = "http://www.w3.org/2000/01/rdf-schema#label"
@@ -62,29 +62,24 @@ class RelationChoice(BaseModel):
 
 class EvalLinker(Role):
     name = "ev_linker"
-    consumes = ("question",)
-    produces = ("entity_candidates",)
     tools = ("search_entities",)
 
-    async def handle(self, message: Envelope, ctx: RoleContext) -> list[Payload]:
-        assert isinstance(message.payload, Question)
-        reply = await ctx.model.chat([{"role": "user", "content": f"Which entity is this about? {message.payload.text}"}],
+    @handles
+    async def on_question(self, q: Question, ctx: RoleContext) -> list[EntityCandidates]:
+        reply = await ctx.model.chat([{"role": "user", "content": f"Which entity is this about? {q.text}"}],
                                      role=self.name, json_schema=Mention.model_json_schema())
         mention = Mention.model_validate_json(reply.text).mention
-        hits = await ctx.tools.search_entities(mention, k=3)
-        return [EntityCandidates(mention=message.payload.text, candidates=[
+        hits = await ctx.tools["search_entities"](mention, k=3)
+        return [EntityCandidates(mention=q.text, candidates=[
             Candidate(iri=h.iri, label=h.label, score=h.score, source="search") for h in hits])]
 
 
 class EvalLookup(Role):
     name = "ev_lookup"
-    consumes = ("entity_candidates",)
-    produces = ("answer",)
     tools = ("run_sparql",)
 
-    async def handle(self, message: Envelope, ctx: RoleContext) -> list[Payload]:
-        cands = message.payload
-        assert isinstance(cands, EntityCandidates)
+    @handles
+    async def on_candidates(self, cands: EntityCandidates, ctx: RoleContext) -> list[Answer]:
         reply = await ctx.model.chat([{"role": "user", "content": f"Which relation answers: {cands.mention}"}],
                                      role=self.name, json_schema=RelationChoice.model_json_schema())
         choice = RelationChoice.model_validate_json(reply.text)
@@ -92,7 +87,7 @@ class EvalLookup(Role):
             return [Answer(text="I don't know.", status="unknown")]
         e, r = sparql_iri(cands.candidates[0].iri), sparql_iri(METAQA_R + choice.relation)
         pattern = f"{e} {r} ?x" if choice.direction == "out" else f"?x {r} {e}"
-        result = await ctx.tools.run_sparql(f"SELECT ?x ?l WHERE {{ {pattern} . ?x <{RDFS_LABEL}> ?l }}")
+        result = await ctx.tools["run_sparql"](f"SELECT ?x ?l WHERE {{ {pattern} . ?x <{RDFS_LABEL}> ?l }}")
         values = sorted({(row["x"].value, row["l"].value) for row in result.rows}, key=lambda v: v[1])
         triples = [EvidenceTriple(subject=cands.candidates[0].iri if choice.direction == "out" else iri,
                                   predicate=METAQA_R + choice.relation,
@@ -112,9 +107,10 @@ def eval_roles(monkeypatch: pytest.MonkeyPatch):
     module = types.ModuleType("kgteam_eval_test_roles")
     module.EvalLinker, module.EvalLookup = EvalLinker, EvalLookup
     monkeypatch.setitem(sys.modules, module.__name__, module)
-    monkeypatch.setitem(registry.BUILTIN_ROLES, "ev_linker", f"{module.__name__}:EvalLinker")
-    monkeypatch.setitem(registry.BUILTIN_ROLES, "ev_lookup", f"{module.__name__}:EvalLookup")
     registry.refresh()
+    for name, target in (("ev_linker", "EvalLinker"), ("ev_lookup", "EvalLookup")):
+        monkeypatch.setitem(registry.entry_table("roles"), name,
+                            registry.Entry("roles", name, f"{module.__name__}:{target}", "tests"))
     yield
     monkeypatch.undo()
     registry.refresh()
