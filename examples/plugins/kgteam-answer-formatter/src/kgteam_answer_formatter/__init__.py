@@ -1,25 +1,40 @@
-"""An out-of-tree kgteam role: deterministic answer post-processing, registered by entry point."""
+"""An out-of-tree kgteam role and tool: answer post-processing, registered by entry points.
+
+``answer_formatter`` (a role) dedupes, sorts and caps an answer's values and phrases them — by
+itself, or with the team's model using the prompt shipped in this package's ``prompts/`` folder
+(checked: the model may only list the values). ``entity_degree`` (a tool) counts the triples that
+touch an entity, so the formatter can put the best-connected answers first.
+"""
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import ClassVar, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from kgteam.protocols.envelope import Envelope
-from kgteam.protocols.payloads import Answer, AnswerValue, Payload
+from kgteam.prompts import fence
+from kgteam.protocols.payloads import Answer, AnswerValue
 from kgteam.roles.base import Role, RoleContext
+from kgteam.roles.choice import produce
+from kgteam.roles.contract import handles
+from kgteam_answer_formatter.tools import entity_degree
 
-__all__ = ["AnswerFormatter", "FormatterSettings"]
+__all__ = ["AnswerFormatter", "FormatterSettings", "entity_degree"]
 
 
 class FormatterSettings(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
-    sort: bool = Field(True, description="sort values alphabetically (numbers numerically)")
+    sort: Literal["none", "alpha", "degree"] = Field(
+        "alpha", description="alpha: alphabetically (numbers numerically); degree: best-connected in the KG first")
     max_values: int = Field(10, ge=1, description="list at most this many values in the text")
     style: Literal["sentence", "bullets"] = "sentence"
     prefix: str = Field("", description="text put before the values, e.g. 'Answer: '")
+    phrase_with_model: bool = Field(False, description="let the model phrase the sentence (prompt: phrase.txt)")
+
+
+class Phrase(BaseModel):
+    sentence: str = Field(min_length=1, max_length=500)
 
 
 def _sort_key(value: AnswerValue) -> tuple[int, float, str]:
@@ -29,18 +44,16 @@ def _sort_key(value: AnswerValue) -> tuple[int, float, str]:
         return (1, 0.0, value.label.casefold())
 
 
-class AnswerFormatter(Role):
+class AnswerFormatter(Role[FormatterSettings]):
     """Dedupes, sorts and caps answer values, and phrases them as one readable sentence."""
 
     name = "answer_formatter"
-    consumes = ("answer",)
-    produces = ("answer",)
-    settings_model = FormatterSettings
+    tools: ClassVar[tuple[str, ...]] = ("entity_degree",)
+    prompts: ClassVar[tuple[str, ...]] = ("phrase",)
 
-    async def handle(self, message: Envelope, ctx: RoleContext) -> list[Payload]:
-        answer = message.payload
-        assert isinstance(answer, Answer)
-        settings = self.settings if isinstance(self.settings, FormatterSettings) else FormatterSettings()
+    @handles
+    async def on_answer(self, answer: Answer, ctx: RoleContext) -> list[Answer]:
+        settings = self.settings
         if not answer.values:  # "I don't know", errors, free text: nothing to format
             return [answer.model_copy(deep=True)]
         seen: set[str] = set()
@@ -50,12 +63,29 @@ class AnswerFormatter(Role):
             if key not in seen:
                 seen.add(key)
                 values.append(value)
-        if settings.sort:
+        if settings.sort == "alpha":
             values.sort(key=_sort_key)
-        text = settings.prefix + self.phrase([v.label for v in values], settings)
+        elif settings.sort == "degree":
+            degree = {v.iri: await ctx.tools["entity_degree"](v.iri) for v in values if v.iri}
+            values.sort(key=lambda v: (-degree.get(v.iri or "", 0), _sort_key(v)))
+        labels = [v.label for v in values]
+        text = self.phrase(labels, settings)
+        if settings.phrase_with_model:
+            text = await self._model_phrase(ctx, labels[: settings.max_values], text)
+        text = settings.prefix + text
         ctx.trace.record("answer_formatted", role=self.instance_name, before=len(answer.values),
                          after=len(values), text=text)
         return [answer.model_copy(update={"values": values, "text": text}, deep=True)]
+
+    async def _model_phrase(self, ctx: RoleContext, labels: list[str], plain: str) -> str:
+        def validate(out: Phrase) -> str | None:
+            missing = [x for x in labels if x.casefold() not in out.sentence.casefold()]
+            return f"name every value; missing: {missing[:3]}" if missing else None
+
+        res = await produce(ctx, role=self.instance_name, decision="phrase", prompt=self.prompt("phrase"),
+                            output=Phrase, values={"values": fence("\n".join(labels), tag="values")},
+                            validate=validate, fallback=lambda: Phrase(sentence=plain), max_repairs=0)
+        return res.value.sentence
 
     @staticmethod
     def phrase(labels: list[str], settings: FormatterSettings) -> str:
