@@ -1,25 +1,15 @@
-"""Shared helpers for the Triad benchmarks: sampling MetaQA, models, and running one question.
-
-Questions run through ``TeamRunner`` when the runtime is importable; otherwise through a small
-FIFO driver over the same playbook routes (``kgteam.agents.routing.route``), so the role
-pipeline can be measured on its own.
-"""
+"""Shared helpers for the Triad benchmarks: sampling MetaQA, a null model, Hits@1."""
 
 from __future__ import annotations
 
 import json
 import random
 import time
-from collections import deque
 from pathlib import Path
 from typing import Any
 
 from kgteam.llm.base import ChatReply
-from kgteam.protocols.budgets import Budgets, BudgetUsage
-from kgteam.protocols.envelope import Envelope
-from kgteam.protocols.payloads import Answer, Question
-from kgteam.roles.base import BudgetView, ListTrace, RoleContext
-from kgteam.roles.playbooks import PLAYBOOKS, build_roles
+from kgteam.protocols.payloads import Answer
 
 DATA = Path(__file__).resolve().parents[1].parent / "shared" / "data" / "metaqa"
 
@@ -60,40 +50,6 @@ class CountingModel:
         self.prompt_tokens += reply.prompt_tokens
         self.completion_tokens += reply.completion_tokens
         return reply
-
-
-async def run_direct(question: str, model: Any, tools: Any, budgets: Budgets | None = None,
-                     trace: ListTrace | None = None) -> tuple[Answer | None, ListTrace]:
-    """Route messages of the triad playbook in FIFO order without the AutoGen runtime."""
-    from kgteam.agents.routing import route
-
-    pb = PLAYBOOKS["triad"]
-    roles = build_roles(pb)
-    budgets = budgets or pb.default_budgets
-    used = BudgetUsage()
-    trace = trace or ListTrace()
-    transcript: list[Envelope] = []
-    first = Envelope(session_id="bench", sender="user", payload=Question(text=question))
-    transcript.append(first)
-    queue: deque[tuple[Envelope, str]] = deque((first, r) for r in route(first, pb.routes))
-    turns = 0
-    while queue and turns < budgets.max_turns:
-        env, to = queue.popleft()
-        role = roles[to]
-        ctx = RoleContext(model=model, tools=tools, trace=trace, transcript=transcript,
-                          budgets=BudgetView(budgets, used), session_id="bench")
-        outs = await role.handle(env, ctx)
-        for payload in outs:
-            turns += 1
-            out = Envelope(session_id="bench", sender=to, payload=payload, parents=[env.id])
-            transcript.append(out)
-            if isinstance(payload, Answer):
-                return payload, trace
-            if payload.kind == "retry_signal":
-                used.retries += 1
-            for r in route(out, pb.routes):
-                queue.append((out, r))
-    return None, trace
 
 
 def hit_at_1(answer: Answer | None, gold: list[str]) -> bool:

@@ -28,12 +28,9 @@ from kgteam.roles.base import ListTrace  # noqa: E402
 
 
 def make_runner(model, tools):  # noqa: ANN001, ANN201
-    from kgteam.agents.team import TeamRunner
-    from kgteam.roles.playbooks import PLAYBOOKS, build_roles
+    from kgteam.team_builder import playbook_runner
 
-    pb = PLAYBOOKS["triad"]
-    return TeamRunner(build_roles(pb), pb.routes, model, tools, pb.default_budgets, entry_role=pb.entry,
-                      answer_role=pb.answer_role)
+    return playbook_runner("triad", model, tools)
 
 
 class HopStats:

@@ -40,6 +40,7 @@ from kgteam.protocols.budgets import Budgets
 
 DATA = Path(os.environ.get("KGTEAM_SHARED_DATA", Path(__file__).resolve().parents[1].parent / "shared" / "data")) / "metaqa"
 _FENCED_QUESTION = re.compile(r"<<<question\n(.*?)\nquestion>>>", re.DOTALL)
+_FENCED_RESULTS = re.compile(r"<<<results\n(.*?)\nresults>>>", re.DOTALL)
 _OPTION = re.compile(r"^o(\d+): ", re.MULTILINE)
 
 
@@ -55,6 +56,7 @@ def load_questions(n: int, seed: int) -> list[dict[str, Any]]:
         items = [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
         for item in rng.sample(items, min(count, len(items))):
             item["hops"] = 1 if split == "1-hop" else 2
+            item["question"] = re.sub(r"[\[\]]", "", item["question"]).strip()  # users do not bracket names
             rows.append(item)
     return rows
 
@@ -66,7 +68,7 @@ def triad_script(rows: list[dict[str, Any]]) -> ScriptedModel:
     """
     from kgteam.roles.triad.templates import chain_template
 
-    by_plain = {re.sub(r"[\[\]]", "", row["question"]).strip(): row for row in rows}
+    by_plain = {row["question"]: row for row in rows}
 
     def question_of(messages: list[ChatMessage]) -> dict[str, Any] | None:
         text = "\n".join(m.get("content") or "" for m in messages)
@@ -89,8 +91,11 @@ def triad_script(rows: list[dict[str, Any]]) -> ScriptedModel:
             return json.dumps({"chosen": ["o1"], "reason": "scripted: first option"})
         return json.dumps({"answer": "scripted answer", "answers": [], "question": "scripted"})
 
-    def advisor(messages: list[ChatMessage]) -> str:
-        return json.dumps({"answer": "scripted answer", "answers": []})
+    def advisor(messages: list[ChatMessage]) -> str:  # a valid phrasing names every result, nothing else
+        text = "\n".join(m.get("content") or "" for m in messages)
+        found = _FENCED_RESULTS.search(text)
+        names = found.group(1).splitlines() if found else []
+        return json.dumps({"answer": ", ".join(names) or "none", "answers": []})
 
     return ScriptedModel([
         ("generalist", None, generalist),
@@ -109,15 +114,12 @@ def _pct(values: list[float], q: float) -> float:
 
 
 def build_triad(rows: list[dict[str, Any]], home: Path | None, store: SqliteSessionStore | None) -> TeamRunner:
-    from kgteam.roles.playbooks import PLAYBOOKS, build_roles
+    from kgteam.team_builder import playbook_runner
     from kgteam.tools.kg import ensure_demo_kg
     from kgteam.tools.kg_tools import KGTools
 
-    playbook = PLAYBOOKS["triad"]
     kg = ensure_demo_kg(home=home)
-    return TeamRunner(roles=build_roles(playbook), routes=playbook.routes, model=triad_script(rows),
-                      tools=KGTools.from_kg(kg), budgets=playbook.default_budgets, entry_role=playbook.entry,
-                      answer_role=playbook.answer_role, session_store=store)
+    return playbook_runner("triad", triad_script(rows), KGTools.from_kg(kg), session_store=store)
 
 
 def build_test_playbook(store: SqliteSessionStore | None) -> TeamRunner:
@@ -154,11 +156,12 @@ async def run(args: argparse.Namespace) -> dict[str, Any]:
         cpu = time.process_time() - c0
         state = team.last_run
         assert state is not None
-        role_s = state.role_s
+        metrics = state.metrics
+        role_s = metrics.role_s
         hit = bool(row["answers"]) and any(v.label in row["answers"] for v in answer.values[:1])
         per_q.append({
-            "total_s": total, "cpu_s": cpu, "model_s": state.model_s, "tool_s": state.tool_s,
-            "roles_s": max(role_s - state.tool_s - state.model_s, 0.0), "runtime_s": max(total - role_s, 0.0),
+            "total_s": total, "cpu_s": cpu, "model_s": metrics.model_s, "tool_s": metrics.tool_s,
+            "roles_s": max(role_s - metrics.tool_s - metrics.model_s, 0.0), "runtime_s": max(total - role_s, 0.0),
             "messages": count, "llm_calls": answer.cost.llm_calls, "status": answer.status,
             "stopped_by": answer.stopped_by, "hit": hit,
         })
