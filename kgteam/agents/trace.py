@@ -11,6 +11,7 @@ import structlog
 
 from kgteam.agents.sessions import SessionStore
 from kgteam.protocols.envelope import Envelope
+from kgteam.protocols.payloads import Answer
 from kgteam.roles.base import TraceSink
 
 log = structlog.get_logger("kgteam.trace")
@@ -74,25 +75,13 @@ def export_jsonl(store: SessionStore, session_id: str, path: str | Path) -> int:
 
 
 def _payload_summary(envelope: Envelope) -> str:
+    """The payload's own one-line summary (the chat shows the same), plus an answer's cost."""
     p = envelope.payload
-    kind = envelope.kind
-    data = p.model_dump(mode="json")
-    if kind == "question":
-        return repr(data.get("text"))
-    if kind == "answer":
-        status = f"[{data.get('status')}, stopped_by={data.get('stopped_by')}]"
-        cost = data.get("cost", {})
-        return (f"{data.get('text')!r} {status} grounded={data.get('grounded')} "
-                f"cost: {cost.get('llm_calls')} calls, {cost.get('prompt_tokens', 0) + cost.get('completion_tokens', 0)}"
-                f" tokens, {cost.get('seconds', 0):.3f}s")
-    if kind == "retry_signal":
-        return f"phase={data.get('phase')} reason={data.get('reason')} hint={data.get('hint')!r}"
-    if kind == "budget_exceeded":
-        return f"{data.get('budget')}: used {data.get('used')} of {data.get('limit')}"
-    if kind == "query_result":
-        return f"{len(data.get('rows', []))} rows  {' '.join(str(data.get('sparql', '')).split())[:120]}"
-    text = json.dumps({k: v for k, v in data.items() if k != "kind"}, default=str)
-    return text if len(text) <= 160 else text[:157] + "..."
+    line = p.summary()
+    if isinstance(p, Answer):
+        c = p.cost
+        line += f"  cost: {c.llm_calls} calls, {c.total_tokens} tokens, {c.seconds:.3f}s"
+    return line
 
 
 def render_text(store: SessionStore, session_id: str) -> str:

@@ -70,21 +70,21 @@ def _validate_one(file: Path, console: Console, as_json: bool) -> dict[str, Any]
 
 
 def roles(as_json: Annotated[bool, typer.Option("--json", help="machine-readable list")] = False) -> None:
-    """List installed roles (built-in and plugins) with the payload kinds they consume and produce."""
+    """List installed roles (built-in and plugins): what they consume, produce and read, their tools."""
     infos = registry.describe_roles()
     if as_json:
         typer.echo(json.dumps([vars(i) for i in infos], indent=2))
         return
     table = Table(title="installed roles")
-    for col in ("role", "consumes", "produces", "tools", "package"):
-        table.add_column(col)
+    for col in ("role", "consumes", "produces", "reads", "tools", "settings (--json)", "package"):
+        table.add_column(col, no_wrap=col in ("role", "package"))
     for info in infos:
         if info.error:
-            table.add_row(Text(info.name), Text(f"unavailable: {info.error}", style="red"), "", "",
+            table.add_row(Text(info.name), Text(f"unavailable: {info.error}", style="red"), "", "", "", "",
                           Text(info.package))
         else:
-            table.add_row(Text(info.name), ", ".join(info.consumes), ", ".join(info.produces),
-                          ", ".join(info.tools), Text(info.package))
+            table.add_row(Text(info.name), ", ".join(info.consumes), ", ".join(info.produces), ", ".join(info.reads),
+                          ", ".join(info.tools), str(len(info.settings or {})), Text(info.package))
     Console(width=160).print(table)
 
 

@@ -385,7 +385,9 @@ class Answer(Payload):
     error: str | None = None
 
     def summary(self) -> str:
-        return shorten(f"[{self.status}] {self.text}")
+        flags = ", ".join([self.status] + ([f"stopped by {self.stopped_by}"] if self.stopped_by != "done" else [])
+                          + (["grounded"] if self.grounded else []))
+        return shorten(f"[{flags}] {self.text}")
 
 
 PAYLOAD_TYPES: dict[str, type[Payload]] = {
