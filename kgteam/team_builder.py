@@ -83,6 +83,10 @@ class _ModelPool:
         return self._models[key]
 
     def _build(self, spec: ModelSpec) -> ChatModel:
+        if spec.provider == "none":
+            from kgteam.llm.no_model import NoModel
+
+            return NoModel()
         if spec.provider == "scripted":
             from kgteam.llm.scripted import ScriptedModel
 

@@ -60,7 +60,7 @@ class JoinWait:
 class Supervisor:
     def __init__(self, session_id: str, turn: int, routes: list[Route], roles: dict[str, Role], budgets: Budgets,
                  *, started: float | None = None, concurrency: int = DEFAULT_CONCURRENCY,
-                 on_envelope: Callable[[Envelope], None] | None = None):
+                 on_envelope: Callable[[Envelope], None] | None = None, model_name: str | None = None):
         self.session_id = session_id
         self.turn = turn
         self.routes = routes
@@ -75,6 +75,7 @@ class Supervisor:
         self.inflight: set[asyncio.Future[Any]] = set()  # role tasks, cancelled when the run stops
         self.emitted: set[str] = set()  # ids streamed/persisted so far
         self.on_envelope = on_envelope  # streams (persists, shows) every admitted message
+        self.model_name = model_name  # stamped on the answer ("none": scorers only)
         self._round: list[Delivery] = []
         self._collected: dict[str, list[Envelope]] = {}
         self._joins: dict[tuple[int, str, str], JoinWait] = {}
@@ -158,6 +159,7 @@ class Supervisor:
         answer.cost = Usage(llm_calls=u.llm_calls, prompt_tokens=u.prompt_tokens,
                             completion_tokens=u.completion_tokens, seconds=round(self.elapsed(), 6))
         answer.pruned = self.branches.pruned()
+        answer.model = answer.model or self.model_name
         if answer.evidence.is_empty():
             answer.grounded = False
         return answer

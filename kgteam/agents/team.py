@@ -122,7 +122,7 @@ class TeamRunner:
             self._memory_turns[session_id] = turn + 1
             history = list(self._memory_history.get(session_id, []))
         state = Supervisor(session_id, turn, self.routes, self.roles, self.budgets, started=started,
-                           concurrency=self.concurrency)
+                           concurrency=self.concurrency, model_name=getattr(self.model, "name", None))
         self.last_run = state
         trace = RunTrace(session_id, turn, store, self.trace)
         log.info("question_started", session_id=session_id, turn=turn, question=question)

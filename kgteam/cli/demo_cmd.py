@@ -60,6 +60,8 @@ def demo(
                            f"{spec.model.base_url or os.environ.get('KGTEAM_LLM_BASE_URL') or 'OpenAI'}"))
     elif spec.model.provider == "local":
         console.print("model: starting the embedded SmolLM2-135M-Instruct (llama.cpp server on 127.0.0.1) …")
+    elif spec.model.provider == "none":
+        console.print("model: none — the deterministic scorers decide alone (no model server)")
     else:
         console.print(f"model: {spec.model.provider}")
     session_id = new_session_id()

@@ -86,7 +86,9 @@ def answer_renderable(answer: Answer, *, max_triples: int = 12, show_queries: bo
         parts.append(Text(f"doc {doc.title or doc.id}: {shorten(doc.text, 80)}", style="dim"))
     for ax in ev.axioms[:5]:
         parts.append(Text(f"axiom: {shorten(ax.text, 100)}", style="dim"))
-    if answer.fallbacks:
+    if answer.model == "none":
+        parts.append(Text("model: none — every decision was taken by the deterministic scorers", style="yellow"))
+    elif answer.fallbacks:
         parts.append(Text("fallbacks: " + ", ".join(answer.fallbacks), style="yellow"))
     parts.append(Text("cost: " + cost_text(answer), style="dim"))
     return Panel(Group(*parts), title="answer", border_style=STATUS_STYLES.get(answer.status, "white").split()[-1])

@@ -19,8 +19,8 @@ from kgteam.protocols.envelope import Envelope
 from kgteam.protocols.payloads import Answer
 
 TEAM_HELP = "team YAML file (default: the built-in Triad team on the demo MetaQA KG)"
-MODEL_HELP = ("override the team's model: 'scripted:FILE', 'local' (embedded SmolLM2), "
-              "'openai:MODEL' or 'openai:MODEL@BASE_URL'")
+MODEL_HELP = ("override the team's model: 'none' (deterministic scorers only, no model server), "
+              "'local' (embedded SmolLM2), 'openai:MODEL' or 'openai:MODEL@BASE_URL', 'scripted:FILE'")
 KG_HELP = "override the team's KG: an installed KG name or a KG folder"
 
 
@@ -45,6 +45,8 @@ def parse_model_flag(flag: str) -> ModelSpec:
     provider, _, rest = flag.partition(":")
     if provider == "scripted" and rest:
         return ModelSpec(provider="scripted", script=str(Path(rest).expanduser().resolve()))
+    if provider == "none" and not rest:
+        return ModelSpec(provider="none")
     if provider == "local" and not rest:
         return ModelSpec(provider="local")
     if provider == "openai" and rest:

@@ -14,7 +14,7 @@ from pydantic import BaseModel, ConfigDict, Field, model_validator
 from kgteam.protocols.budgets import Budgets
 from kgteam.protocols.routes import Route
 
-Provider = Literal["openai", "local", "scripted"]
+Provider = Literal["openai", "local", "scripted", "none"]
 StructuredMode = Literal["auto", "json_schema", "json_object_schema", "json_object", "none"]
 
 
@@ -27,7 +27,7 @@ class ModelSpec(_Strict):
 
     ``openai`` is any OpenAI-compatible API (OpenAI, vLLM, Ollama, llama.cpp server ...);
     ``local`` starts the embedded llama.cpp server with SmolLM2; ``scripted`` replays a script
-    file (tests, demos without a model).
+    file (tests, demos without a model); ``none`` runs the team on its deterministic scorers alone.
     """
 
     provider: Provider = "openai"

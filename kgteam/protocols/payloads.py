@@ -382,6 +382,7 @@ class Answer(Payload):
     cost: Usage = Field(default_factory=Usage)
     fallbacks: list[str] = Field(default_factory=list)  # decisions taken by deterministic fallback
     pruned: list[PrunedBranch] = Field(default_factory=list)  # branches cut by a budget on the way
+    model: str | None = None  # the team's model; "none" when the deterministic scorers decided alone
     error: str | None = None
 
     def summary(self) -> str:

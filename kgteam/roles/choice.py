@@ -17,11 +17,13 @@ from typing import Any, Literal, TypeVar
 
 from pydantic import BaseModel, Field, create_model
 
+from kgteam.llm.no_model import model_available
 from kgteam.llm.structured import structured_call
 from kgteam.prompts import PromptTemplate, fence
 from kgteam.roles.base import RoleContext
 
 T = TypeVar("T", bound=BaseModel)
+NO_MODEL_REASON = "no model (--model none): the deterministic scorer decides"
 
 
 @dataclass
@@ -104,6 +106,10 @@ async def choose(
         _record(ctx, role, decision, "trivial", f"{len(ranked)} option(s) for {k} slot(s)",
                 chosen=[o.key for o in ranked])
         return ChoiceResult(ranked, "trivial", "nothing to decide")
+    if not model_available(ctx.model):
+        chosen = ranked[:k]
+        _record(ctx, role, decision, "fallback", NO_MODEL_REASON, chosen=[o.key for o in chosen])
+        return ChoiceResult(chosen, "fallback", NO_MODEL_REASON)
     offered = ranked[:max_offered]
     ids = [f"o{i}" for i in range(1, len(offered) + 1)]
     messages = prompt.render(options=options_block(offered), k=k, **values)
@@ -157,6 +163,10 @@ async def produce(
     (an IRI in a template, a mention not in the question) counts as invalid: it is repaired
     within the same bound, then ``fallback()`` decides.
     """
+    if not model_available(ctx.model):
+        value = fallback()
+        _record(ctx, role, decision, "fallback", NO_MODEL_REASON)
+        return StructuredResult(value, "fallback", NO_MODEL_REASON)
     Checked = _checked_model(output, validate)
     messages = prompt.render(**values)
     outcome = await structured_call(ctx.model, messages, Checked, role=role, max_repairs=max_repairs,

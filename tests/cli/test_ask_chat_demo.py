@@ -315,3 +315,18 @@ def test_chat_follow_up_is_rewritten_by_the_contextualizer(tmp_path, monkeypatch
     with SqliteSessionStore(home / "sessions.sqlite") as store:
         assert [q for q, _ in store.history("f1")] == ["which movies has Joel Zwick directed",
                                                        "what language is it in"]
+
+
+def test_model_none_runs_a_team_on_its_scorers_alone(kg_home, tmp_path):
+    """``--model none``: no model server, no model call; the answer says who decided."""
+    from kgteam.cli.app import app as cli_app
+
+    result = CliRunner().invoke(cli_app, ["ask", "who directed Kismet", "--kg", "mini", "--home", str(kg_home),
+                                          "--model", "none", "--json", "--db", str(tmp_path / "s.db")])
+    assert result.exit_code == 0, result.output
+    data = json.loads(result.stdout)
+    assert data["model"] == "none" and data["cost"]["llm_calls"] == 0
+    assert [v["label"] for v in data["values"]] == ["William Dieterle"] and data["grounded"]
+    plain = CliRunner().invoke(cli_app, ["ask", "who directed Kismet", "--kg", "mini", "--home", str(kg_home),
+                                         "--model", "none", "--db", str(tmp_path / "s.db")])
+    assert "model: none" in plain.output and "deterministic scorers" in plain.output
