@@ -1,0 +1,107 @@
+"""The semantic layer alone (no team, no model) on every KG we have: Hits@1 of its best path.
+
+Faster than ``floor.py`` (no roles, no bus), so it is what the scorer's weights are tuned with;
+``floor.py`` measures the team that uses it. Prints JSON; ``--threshold`` reports what
+abstaining below that confidence does (answered accuracy, hallucinated, missing).
+
+    .venv/bin/python benchmarks/floor_scorer.py --n 100 --home /tmp/kgh
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from floor import DEFAULT_SETS, SETS, ensure_kg, own_set  # noqa: E402
+
+from kgteam.eval.datasets import default_data_dir, load_dataset, sample  # noqa: E402
+from kgteam.eval.metrics import Predicted, match_item  # noqa: E402
+
+
+async def run(spec: str, items: list[Any], kg_name: str, home: Path, thresholds: list[float],
+              show: int) -> dict[str, Any]:
+    from kgteam.roles.semantic.layer import SemanticLayer
+    from kgteam.roles.semantic.similarity import embedder_similarity
+    from kgteam.tools.kg import open_kg
+    from kgteam.tools.kg_tools import KGTools
+
+    kg = open_kg(kg_name, home=home)
+    tools = KGTools.from_kg(kg)
+    layer = SemanticLayer(tools.toolbox(), embedder_similarity())
+    rows = []
+    t0 = time.perf_counter()
+    for item in items:
+        ranking = await layer.rank(item.question)
+        best = ranking.best
+        labels: dict[str, str] = {}
+        hit = False
+        if best and best.answers:
+            first = best.answers[0]
+            label = first["value"]
+            if first.get("type") == "uri":
+                labels = await tools.labels_for([first["value"]])
+                label = labels.get(first["value"], label)
+            pred = Predicted(label=label, iri=first["value"] if first.get("type") == "uri" else None)
+            hit = any(match_item(pred, gold) for gold in item.answers)
+        rows.append({"q": item.question, "hit": hit, "conf": ranking.confidence, "margin": ranking.margin,
+                     "path": best.explain() if best else None, "answered": bool(best),
+                     "gold": [g.label for g in item.answers[:2]]})
+    n = len(rows)
+    out: dict[str, Any] = {"questions": n, "hits_at_1": round(sum(r["hit"] for r in rows) / n, 4),
+                           "seconds_per_question": round((time.perf_counter() - t0) / n, 3)}
+    for th in thresholds:
+        ans = [r for r in rows if r["answered"] and r["conf"] >= th]
+        out[f"at_{th}"] = {"hits": round(sum(r["hit"] for r in ans) / n, 4),
+                           "hallucinated": round(sum(not r["hit"] for r in ans) / n, 4),
+                           "missing": round((n - len(ans)) / n, 4)}
+    out["wrong"] = [r for r in rows if not r["hit"]][:show]
+    kg.close()
+    return out
+
+
+def main() -> int:
+    p = argparse.ArgumentParser()
+    p.add_argument("--n", type=int, default=100)
+    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--sets", nargs="*", default=DEFAULT_SETS)
+    p.add_argument("--home", type=Path, default=None)
+    p.add_argument("--thresholds", type=float, nargs="*", default=[0.0, 0.2, 0.4])
+    p.add_argument("--show", type=int, default=8)
+    args = p.parse_args()
+    data = default_data_dir()
+    result: dict[str, Any] = {"benchmark": "floor_scorer", "n": args.n, "seed": args.seed, "results": {}}
+    with tempfile.TemporaryDirectory(prefix="kgteam-scorer-") as tmp:
+        home = args.home or Path(tmp)
+        for spec in args.sets:
+            if spec.startswith("own:"):
+                name = spec.split(":", 1)[1]
+                kg_file, questions = own_set(name)
+                ensure_kg(name, [kg_file], None, None, home)
+                items = sample(load_dataset(str(questions)), args.n, args.seed)
+                kg_name = name
+            else:
+                kg_name, kb, fmt, base = SETS[spec]
+                if not (data / kb).exists():
+                    continue
+                ensure_kg(kg_name, [data / kb], fmt, base, home)
+                items = sample(load_dataset(spec, data), args.n, args.seed)
+            res = asyncio.run(run(spec, items, kg_name, home, args.thresholds, args.show))
+            result["results"][spec] = res
+            print(f"{spec}: {res['hits_at_1']} " + " ".join(
+                f"[{k}: {v['hits']}/{v['hallucinated']}/{v['missing']}]" for k, v in res.items() if k.startswith("at_")),
+                file=sys.stderr, flush=True)
+    json.dump(result, sys.stdout, indent=1)
+    print()
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

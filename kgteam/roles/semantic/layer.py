@@ -1,0 +1,206 @@
+"""The semantic layer: question -> ranked relation paths from the topic entity -> answer + confidence.
+
+Every playbook's deterministic fallback goes through here, so "which relations does this
+question ask for, how many hops, and how sure are we" is decided once, the same way, on any KG.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Awaitable, Callable, Sequence
+from typing import TYPE_CHECKING, Any
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from kgteam.roles.semantic.mentions import Mention, spot_mentions
+from kgteam.roles.semantic.paths import RelationPath, extend, first_hops, path_query
+from kgteam.roles.semantic.scoring import PathScore, QuestionScorer, ScoringSettings, lexical_similarity
+from kgteam.roles.semantic.text import WH_WORDS, Token, content_units, has_sameness, is_content
+from kgteam.tools.types import ToolError
+
+if TYPE_CHECKING:
+    from kgteam.tools.toolbox import Toolbox
+
+Similarity = Callable[[list[str], list[str]], Awaitable[list[list[float]]]]
+
+
+class SemanticSettings(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    max_hops: int = Field(3, ge=1, le=3)
+    beam: int = Field(10, ge=1, le=50, description="path prefixes extended per hop")
+    max_mentions: int = Field(3, ge=1, le=10)
+    max_entities: int = Field(3, ge=1, le=10, description="KG entities tried per mention")
+    executed: int = Field(6, ge=1, le=30, description="best paths run to compare their answers")
+    scoring: ScoringSettings = Field(default_factory=ScoringSettings)
+
+
+class MatchedStep(BaseModel):
+    """One step of a ranked path and the question words that named it."""
+
+    predicate: str
+    direction: str
+    label: str
+    words: str | None = None  # None: not named by any word (or the walk back of the step before)
+    strength: float = 0.0
+
+    def explain(self) -> str:
+        arrow = "->" if self.direction == "out" else "<-"
+        said = f'"{self.words}"' if self.words else "(unnamed)"
+        return f"{said} ~ {arrow}{self.label}"
+
+
+class RankedPath(BaseModel):
+    entity: str
+    mention: str
+    steps: list[MatchedStep]
+    score: float
+    support: float = 0.0
+    answers: list[dict[str, Any]] = Field(default_factory=list)  # SPARQL JSON terms of the end values
+    sparql: str = ""
+
+    @property
+    def hops(self) -> int:
+        return len(self.steps)
+
+    @property
+    def key(self) -> str:
+        return "|".join([self.entity, *(f"{s.direction}|{s.predicate}" for s in self.steps)])
+
+    def explain(self) -> str:
+        return "; ".join(s.explain() for s in self.steps)
+
+
+class PathRanking(BaseModel):
+    """Ranked paths for one question, best first, and how sure the scorer is of the first."""
+
+    question: str
+    mention: str | None = None
+    paths: list[RankedPath] = Field(default_factory=list)
+    confidence: float = 0.0
+    margin: float = 0.0
+
+    @property
+    def best(self) -> RankedPath | None:
+        return self.paths[0] if self.paths else None
+
+
+def type_positions(tokens: list[Token], span: tuple[int, int] | None = None) -> set[int]:
+    """Words that name a kind, not a relation: right after a question word ("which *club*"), or
+    between an article and the mention ("the *film* X", "the *soccer team* X")."""
+    out: set[int] = set()
+    if span and span[0] > 0:
+        j = span[0] - 1
+        kind: list[int] = []
+        while j >= 0 and len(kind) < 2 and is_content(tokens[j]) and tokens[j].lower not in WH_WORDS:
+            kind.append(j)
+            j -= 1
+        if kind and j >= 0 and tokens[j].lower in ("the", "a", "an"):
+            out.update(kind)
+    for i, t in enumerate(tokens):
+        if t.lower in WH_WORDS:
+            j = i + 1
+            while j < len(tokens) and j <= i + 2 and is_content(tokens[j]) and tokens[j].lower not in WH_WORDS:
+                out.add(j)
+                j += 1
+    return out
+
+
+class SemanticLayer:
+    """Rank relation paths for a question over any KG reachable through the granted tools."""
+
+    def __init__(self, tools: Toolbox, similarity: Similarity | None = None,
+                 settings: SemanticSettings | None = None) -> None:
+        self.tools = tools
+        self.similarity = similarity
+        self.settings = settings or SemanticSettings()
+
+    async def _sims(self, units: list[str], labels: list[str]) -> list[list[float]]:
+        lexical = [[lexical_similarity(u, lab) for lab in labels] for u in units]
+        if self.similarity is None or not units or not labels:
+            return lexical
+        dense = await self.similarity(units, labels)
+        return [[max(a, b) for a, b in zip(lr, dr, strict=True)] for lr, dr in zip(lexical, dense, strict=True)]
+
+    async def _scorer(self, question: str, mention: Mention | None, labels: Sequence[str]) -> QuestionScorer:
+        tokens, units = content_units(question, mention.span if mention else None)
+        uniq = sorted(set(labels))
+        sims = await self._sims([u.text for u in units], uniq)
+        return QuestionScorer(tokens, units, uniq, sims, sameness=has_sameness(tokens, mention.span if mention else None),
+                              settings=self.settings.scoring, type_positions=type_positions(tokens, mention.span if mention else None))
+
+    async def candidate_paths(self, question: str, mention: Mention) -> list[tuple[RelationPath, PathScore]]:
+        """Beam search over paths from the mention's entities, scored at every depth."""
+        entities = mention.exact_iris()[: self.settings.max_entities]
+        paths: list[RelationPath] = []
+        for iri in entities:
+            try:
+                paths += await first_hops(self.tools, iri)
+            except ToolError:
+                continue
+        all_paths = list(paths)
+        frontier = paths
+        for _depth in range(2, self.settings.max_hops + 1):
+            if not frontier:
+                break
+            scorer = await self._scorer(question, mention, [s.label for p in all_paths for s in p.steps])
+            ranked = sorted(frontier, key=lambda p: -scorer.score(p.steps).score)[: self.settings.beam]
+            grown = await asyncio.gather(*(extend(self.tools, p) for p in ranked))
+            frontier = [p for g in grown for p in g]
+            all_paths += frontier
+        scorer = await self._scorer(question, mention, [s.label for p in all_paths for s in p.steps])
+        scored = [(p, scorer.score(p.steps)) for p in all_paths]
+        scored.sort(key=lambda ps: (-ps[1].score, len(ps[0].steps), ps[0].key))
+        return scored
+
+    async def rank(self, question: str, mentions: list[Mention] | None = None) -> PathRanking:
+        """Best paths over the likeliest mentions, executed and compared for a confidence."""
+        if mentions is None:
+            mentions = await spot_mentions(question, self.tools)
+        best: list[tuple[RelationPath, PathScore, Mention]] = []
+        for mention in mentions[: self.settings.max_mentions]:
+            scored = await self.candidate_paths(question, mention)
+            best += [(p, s, mention) for p, s in scored[: self.settings.executed * 3]]
+        best.sort(key=lambda t: (-t[1].score, len(t[0].steps), t[0].key))
+        ranked: list[RankedPath] = []
+        for path, score, mention in best:
+            if len(ranked) >= self.settings.executed:
+                break
+            rp = _ranked(path, score, mention)
+            rp.sparql = path_query(path)
+            try:
+                res = await self.tools["run_sparql"](rp.sparql, limit=1000)
+            except ToolError:
+                continue
+            var = f"x{len(path.steps)}"
+            rp.answers = [row[var].model_dump(exclude_none=True) for row in res.rows if var in row]
+            if rp.answers:
+                ranked.append(rp)
+        ranking = PathRanking(question=question, mention=ranked[0].mention if ranked else None, paths=ranked)
+        ranking.margin, ranking.confidence = _confidence(ranked)
+        return ranking
+
+
+def _ranked(path: RelationPath, score: PathScore, mention: Mention) -> RankedPath:
+    steps = [MatchedStep(predicate=m.step.predicate, direction=m.step.direction, label=m.step.label,
+                         words=m.unit.text if m.unit else None, strength=round(m.strength, 4))
+             for m in score.matches]
+    return RankedPath(entity=path.entity, mention=mention.text, steps=steps, score=round(score.score, 4),
+                      support=round(score.support, 4))
+
+
+def _answer_set(path: RankedPath) -> frozenset[str]:
+    return frozenset(a.get("value", "") for a in path.answers)
+
+
+def _confidence(ranked: list[RankedPath]) -> tuple[float, float]:
+    """Margin to the best path with other answers, and a 0..1 confidence from it and the support."""
+    if not ranked:
+        return 0.0, 0.0
+    top = ranked[0]
+    mine = _answer_set(top)
+    rival = next((p for p in ranked[1:] if len(_answer_set(p) & mine) < 0.5 * min(len(mine), len(_answer_set(p)))
+                  or not (_answer_set(p) & mine)), None)
+    margin = top.score - rival.score if rival else 1.0
+    conf = max(0.0, min(1.0, margin / 0.5)) * max(0.0, min(1.0, top.support / 0.5))
+    return round(margin, 4), round(conf, 4)

@@ -1,0 +1,127 @@
+"""Relation paths from a topic entity: what the KG offers at each hop, read through the tools.
+
+Hop 1 comes from ``entity_schema`` (predicates in and out, with their value types); deeper hops
+from one grouped SPARQL query per path prefix and direction over a bounded sample of the
+prefix's end nodes, so hubs stay cheap. Paths are kept as (predicate, direction) steps; the
+scorer decides which are worth walking further.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Literal
+
+from kgteam.tools.iri import readable_name
+from kgteam.tools.sparql_guard import sparql_iri
+from kgteam.tools.types import ToolError
+
+if TYPE_CHECKING:
+    from kgteam.tools.toolbox import Toolbox
+
+# predicates that name or type things: they say nothing about how two entities relate
+NAMING_PREDICATES = frozenset({
+    "http://www.w3.org/2000/01/rdf-schema#label",
+    "http://www.w3.org/2004/02/skos/core#altLabel",
+    "http://www.w3.org/2004/02/skos/core#prefLabel",
+    "http://www.w3.org/1999/02/22-rdf-syntax-ns#type",
+    "http://www.w3.org/2002/07/owl#sameAs",
+    "http://www.w3.org/2000/01/rdf-schema#comment",
+    "http://schema.org/name",
+    "http://schema.org/description",
+})
+Direction = Literal["out", "in"]
+_FRONTIER_SAMPLE = 400
+
+
+@dataclass(frozen=True)
+class PathStep:
+    predicate: str
+    direction: Direction
+    label: str
+
+    @property
+    def key(self) -> str:
+        return f"{self.direction}|{self.predicate}"
+
+    def reverses(self, other: PathStep) -> bool:
+        """Is this step ``other`` walked back (same predicate, other direction)?"""
+        return self.predicate == other.predicate and self.direction != other.direction
+
+
+@dataclass
+class RelationPath:
+    entity: str
+    steps: tuple[PathStep, ...]
+    literal_end: bool = False  # the last step ends at literals (no further hop)
+    value_types: list[str] = field(default_factory=list)
+
+    @property
+    def key(self) -> str:
+        return "|".join([self.entity, *(s.key for s in self.steps)])
+
+
+def chain_patterns(entity: str, steps: tuple[PathStep, ...] | list[PathStep], *, prefix: str = "x") -> str:
+    """``<e> <p1> ?x1 . ?x1 <p2> ?x2 .`` with each step's direction (IRIs checked)."""
+    parts, prev = [], sparql_iri(entity)
+    for i, step in enumerate(steps, start=1):
+        var = f"?{prefix}{i}"
+        pred = sparql_iri(step.predicate)
+        parts.append(f"{prev} {pred} {var} ." if step.direction == "out" else f"{var} {pred} {prev} .")
+        prev = var
+    return " ".join(parts)
+
+
+def path_query(path: RelationPath, *, all_vars: bool = False) -> str:
+    """SELECT of the path's end values (the topic itself left out)."""
+    n = len(path.steps)
+    end = f"?x{n}"
+    variables = " ".join(f"?x{i}" for i in range(1, n + 1)) if all_vars else end
+    return (f"SELECT DISTINCT {variables} WHERE {{ {chain_patterns(path.entity, path.steps)} "
+            f"FILTER({end} != {sparql_iri(path.entity)}) }}")
+
+
+async def first_hops(tools: Toolbox, entity: str) -> list[RelationPath]:
+    schema = await tools["entity_schema"](entity)
+    out: list[RelationPath] = []
+    for stat in [*schema.outgoing, *schema.incoming]:
+        if stat.predicate in NAMING_PREDICATES:
+            continue
+        literal = stat.direction == "out" and bool(stat.value_types) and all(
+            t.startswith("http://www.w3.org/2001/XMLSchema#") or t.endswith("#langString") for t in stat.value_types)
+        out.append(RelationPath(entity, (PathStep(stat.predicate, stat.direction, stat.label or
+                                                  readable_name(stat.predicate)),),
+                                literal_end=literal, value_types=list(stat.value_types)))
+    return out
+
+
+async def extend(tools: Toolbox, path: RelationPath) -> list[RelationPath]:
+    """Every one-step extension of ``path`` the KG holds (from a sample of its end nodes)."""
+    if path.literal_end:
+        return []
+    n = len(path.steps)
+    end = f"?x{n}"
+    inner = (f"{{ SELECT DISTINCT {end} WHERE {{ {chain_patterns(path.entity, path.steps)} "
+             f"FILTER(isIRI({end}) && {end} != {sparql_iri(path.entity)}) }} LIMIT {_FRONTIER_SAMPLE} }}")
+    found: dict[str, tuple[PathStep, bool]] = {}
+    for direction, pattern in (("out", f"{end} ?p ?v ."), ("in", f"?v ?p {end} .")):
+        q = f"SELECT ?p (SAMPLE(isLiteral(?v)) AS ?lit) WHERE {{ {inner} {pattern} }} GROUP BY ?p LIMIT 200"
+        try:
+            res = await tools["run_sparql"](q)
+        except ToolError:
+            continue
+        for row in res.rows:
+            p = row.get("p")
+            if p is None or p.value in NAMING_PREDICATES:
+                continue
+            lit = row.get("lit")
+            literal = direction == "out" and lit is not None and lit.value in ("true", "1")
+            step = PathStep(p.value, direction, p.value)  # type: ignore[arg-type]
+            found.setdefault(step.key, (step, literal))
+    if not found:
+        return []
+    labels = await tools["labels_for"](sorted({s.predicate for s, _ in found.values()}))
+    out = []
+    for step, literal in found.values():
+        named = PathStep(step.predicate, step.direction, labels.get(step.predicate) or readable_name(step.predicate))
+        out.append(RelationPath(path.entity, (*path.steps, named), literal_end=literal))
+    return out

@@ -1,0 +1,172 @@
+"""Score a relation path against the question: which words explain which relation, and what is left.
+
+For every content unit ``u`` of the question (mention removed) the scorer turns its similarity
+to each relation label of the neighbourhood into a distribution ``p(label | u)`` that also
+holds a *null* outcome (the word names no relation: "movies" in "what movies did X make").
+A path is good when each step is named by its own unit, little relational meaning of the
+question is left unexplained, the steps follow the words' order outwards from the mention, and
+it is no longer than the question asks for. Walking one relation there and back ("films that
+*share* a director") is free only when the question says so.
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+from dataclasses import dataclass, field
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from kgteam.roles.semantic.paths import PathStep
+from kgteam.roles.semantic.text import WH_WORDS, Token, Unit, stem
+
+
+class ScoringSettings(BaseModel):
+    """Weights of the path score (generic: tuned once on several KGs, never per KG)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    temperature: float = Field(0.06, gt=0, description="softness of p(label | word)")
+    null_similarity: float = Field(0.22, description="similarity a word has to 'no relation'")
+    hop_penalty: float = Field(0.12, ge=0)
+    order_penalty: float = Field(0.3, ge=0)
+    unexplained_weight: float = Field(0.8, ge=0)
+    type_word_weight: float = Field(0.3, ge=0, le=1, description="weight of words that name the answer's kind")
+    unmarked_return_penalty: float = Field(0.5, ge=0, description="walking back a relation the question does not "
+                                                                   "mark as shared")
+    unnamed_penalty: float = Field(0.6, ge=0, description="a step no word of the question names")
+    min_named: float = Field(0.12, ge=0, le=1, description="p(label | word) below which a word does not name it")
+    kind_word_naming: float = Field(0.7, ge=0, le=1, description="p(label | word) a kind word needs to name a step")
+    top_units: int = Field(4, ge=1, le=10)
+
+
+@dataclass
+class StepMatch:
+    step: PathStep
+    unit: Unit | None  # the words that name this step (None: unnamed; shared with the step before)
+    strength: float  # p(label | unit)
+    shared: bool = False
+
+
+@dataclass
+class PathScore:
+    score: float
+    matches: list[StepMatch] = field(default_factory=list)
+    unexplained: float = 0.0
+    inversions: int = 0
+
+    @property
+    def support(self) -> float:
+        """The weakest named step's strength (0 when a step is named by nothing)."""
+        named = [m.strength for m in self.matches if not m.shared]
+        return min(named) if named else 0.0
+
+
+def lexical_similarity(unit: str, label: str) -> float:
+    """Share of the unit's word stems found among the label's (1.0: every word is there)."""
+    u = [stem(w) for w in unit.split() if len(w) > 2]
+    lab = {stem(w) for w in label.lower().replace("_", " ").split()}
+    if not u:
+        return 0.0
+    hits = sum(1 for w in u if w in lab or any(len(w) >= 4 and (x.startswith(w) or w.startswith(x)) for x in lab
+                                               if len(x) >= 4))
+    return hits / len(u)
+
+
+class QuestionScorer:
+    """Everything about one question (and one mention) needed to score many paths fast."""
+
+    def __init__(self, tokens: list[Token], units: list[Unit], labels: list[str], sims: list[list[float]],
+                 *, sameness: bool, settings: ScoringSettings | None = None, type_positions: set[int] | None = None):
+        self.settings = settings or ScoringSettings()
+        self.tokens = tokens
+        self.units = units
+        self.labels = labels
+        self.sameness = sameness
+        self.type_positions = type_positions or set()
+        s = self.settings
+        self.prob: list[dict[str, float]] = []
+        self.relational: list[float] = []  # 1 - p(null | unit)
+        for u_sims in sims:
+            exps = [math.exp(v / s.temperature) for v in u_sims]
+            null = math.exp(s.null_similarity / s.temperature)
+            total = sum(exps) + null
+            probs: dict[str, float] = {}
+            for label, e in zip(labels, exps, strict=True):
+                probs[label] = max(probs.get(label, 0.0), e / total)
+            self.prob.append(probs)
+            self.relational.append(1.0 - null / total)
+        self._by_label: dict[str, list[int]] = {}
+        for label in set(labels):
+            ranked = sorted(range(len(units)), key=lambda i: -self.prob[i].get(label, 0.0))
+            self._by_label[label] = ranked[: s.top_units]
+
+    def unit_weight(self, i: int) -> float:
+        unit = self.units[i]
+        if len(unit.positions) > 1:
+            return 0.0  # pairs only name relations; their words' mass is counted once, as words
+        if unit.positions[0] in self.type_positions or unit.text in WH_WORDS:
+            return self.settings.type_word_weight
+        return 1.0
+
+    def can_name(self, i: int, label: str) -> bool:
+        """A word that names a kind ("the *film* X") names a relation only when it is unmistakable."""
+        if set(self.units[i].positions) & self.type_positions or self.units[i].text in WH_WORDS:
+            return self.prob[i].get(label, 0.0) >= self.settings.kind_word_naming
+        return True
+
+    def score(self, steps: tuple[PathStep, ...]) -> PathScore:
+        s = self.settings
+        labels: list[str] = []  # distinct labels in walking order
+        for step in steps:
+            if step.label not in labels:
+                labels.append(step.label)
+        options = [[i for i in self._by_label.get(label, []) if self.can_name(i, label)] + [None] for label in labels]
+        best_gain, best_combo = -1.0, None
+        for combo in itertools.product(*options):
+            used: set[int] = set()
+            gain = 0.0
+            ok = True
+            for label, choice in zip(labels, combo, strict=True):
+                if choice is None:
+                    continue
+                pos = set(self.units[choice].positions)
+                if pos & used:
+                    ok = False
+                    break
+                used |= pos
+                gain += self.prob[choice].get(label, 0.0)
+            if not ok:
+                continue
+            orders = [self.units[c].order for c in combo if c is not None]
+            inversions = sum(1 for a, b in itertools.combinations(orders, 2) if a > b)
+            gain -= s.order_penalty * inversions
+            if gain > best_gain:
+                best_gain, best_combo = gain, combo
+        assert best_combo is not None
+        unit_of = dict(zip(labels, best_combo, strict=True))
+        orders = [self.units[c].order for c in best_combo if c is not None]
+        inversions = sum(1 for a, b in itertools.combinations(orders, 2) if a > b)
+        on_path = set(labels)
+        unexplained = 0.0
+        for j in range(len(self.units)):
+            w = self.unit_weight(j)
+            if w:
+                unexplained += w * max(0.0, self.relational[j] - sum(self.prob[j].get(lab, 0.0) for lab in on_path))
+        adj = 0.0
+        matches: list[StepMatch] = []
+        seen: set[str] = set()
+        for step in steps:
+            again = step.label in seen
+            seen.add(step.label)
+            if again:
+                adj += 0.0 if self.sameness else -s.unmarked_return_penalty
+                matches.append(StepMatch(step, None, 0.0, shared=True))
+                continue
+            c = unit_of[step.label]
+            if c is None or self.prob[c].get(step.label, 0.0) < s.min_named:
+                adj -= s.unnamed_penalty
+            matches.append(StepMatch(step, self.units[c] if c is not None else None,
+                                     self.prob[c].get(step.label, 0.0) if c is not None else 0.0))
+        total = best_gain - s.unexplained_weight * unexplained - s.hop_penalty * len(steps) + adj
+        return PathScore(total, matches, unexplained, inversions)
