@@ -37,6 +37,11 @@ class ScoringSettings(BaseModel):
     unnamed_penalty: float = Field(0.6, ge=0, description="a step no word of the question names")
     min_named: float = Field(0.12, ge=0, le=1, description="p(label | word) below which a word does not name it")
     kind_word_naming: float = Field(0.7, ge=0, le=1, description="p(label | word) a kind word needs to name a step")
+    diffuse_top: float = Field(0.4, description="a word this far from every relation may be diffuse")
+    diffuse_ratio: float = Field(0.65, description="second-best / best similarity of a diffuse word")
+    unused_sameness_penalty: float = Field(0.3, ge=0, description="the question says 'same' but the path "
+                                                                  "walks no relation back")
+    early_wh_penalty: float = Field(0.3, ge=0, description="a question word names a step before the last")
     top_units: int = Field(4, ge=1, le=10)
 
 
@@ -96,6 +101,13 @@ class QuestionScorer:
                 probs[label] = max(probs.get(label, 0.0), e / total)
             self.prob.append(probs)
             self.relational.append(1.0 - null / total)
+        # a word about as close to several relations as to its best one, and not close to any,
+        # names the domain ("film" among film relations), not a relation: treat it as a kind word
+        self.diffuse: set[int] = set()
+        for i, u_sims in enumerate(sims):
+            top = sorted(u_sims, reverse=True)[:2]
+            if len(top) == 2 and top[0] < s.diffuse_top and top[1] >= s.diffuse_ratio * top[0] > 0:
+                self.diffuse.add(i)
         self._by_label: dict[str, list[int]] = {}
         for label in set(labels):
             ranked = sorted(range(len(units)), key=lambda i: -self.prob[i].get(label, 0.0))
@@ -105,13 +117,13 @@ class QuestionScorer:
         unit = self.units[i]
         if len(unit.positions) > 1:
             return 0.0  # pairs only name relations; their words' mass is counted once, as words
-        if unit.positions[0] in self.type_positions or unit.text in WH_WORDS:
+        if unit.positions[0] in self.type_positions or unit.text in WH_WORDS or i in self.diffuse:
             return self.settings.type_word_weight
         return 1.0
 
     def can_name(self, i: int, label: str) -> bool:
         """A word that names a kind ("the *film* X") names a relation only when it is unmistakable."""
-        if set(self.units[i].positions) & self.type_positions or self.units[i].text in WH_WORDS:
+        if set(self.units[i].positions) & self.type_positions or self.units[i].text in WH_WORDS or i in self.diffuse:
             return self.prob[i].get(label, 0.0) >= self.settings.kind_word_naming
         return True
 
@@ -168,5 +180,10 @@ class QuestionScorer:
                 adj -= s.unnamed_penalty
             matches.append(StepMatch(step, self.units[c] if c is not None else None,
                                      self.prob[c].get(step.label, 0.0) if c is not None else 0.0))
+        if self.sameness and not any(m.shared for m in matches):
+            adj -= s.unused_sameness_penalty
+        for m in matches[:-1]:
+            if m.unit is not None and m.unit.text in WH_WORDS:
+                adj -= s.early_wh_penalty
         total = best_gain - s.unexplained_weight * unexplained - s.hop_penalty * len(steps) + adj
         return PathScore(total, matches, unexplained, inversions)
