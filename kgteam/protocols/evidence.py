@@ -70,7 +70,23 @@ class EvidenceAxiom(BaseModel):
     premises: list[str] = Field(default_factory=list)
 
 
+class RelationMatch(BaseModel):
+    """Which words of the question named which relation of the answer's path (None: unnamed)."""
+
+    predicate: str
+    label: str
+    direction: str = "out"
+    words: str | None = None
+    strength: float = 0.0
+
+    def explain(self) -> str:
+        arrow = "->" if self.direction == "out" else "<-"
+        said = f'"{self.words}"' if self.words else "(unnamed)"
+        return f"{said} ~ {arrow}{self.label}"
+
+
 class Evidence(BaseModel):
+    matches: list[RelationMatch] = Field(default_factory=list)  # question words -> path relations
     triples: list[EvidenceTriple] = Field(default_factory=list)
     queries: list[EvidenceQuery] = Field(default_factory=list)
     documents: list[EvidenceDocument] = Field(default_factory=list)

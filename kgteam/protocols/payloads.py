@@ -14,7 +14,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, Field, SerializeAsAny, field_validator, model_validator
 
-from kgteam.protocols.evidence import Evidence, EvidenceDocument, EvidenceTriple, Usage
+from kgteam.protocols.evidence import Evidence, EvidenceDocument, EvidenceTriple, RelationMatch, Usage
 
 SUMMARY_CHARS = 110
 
@@ -185,6 +185,69 @@ class QueryResult(Payload):
         if self.outcome == "ok":
             return f"{len(self.rows)} rows"
         return f"{self.outcome}" + (f": {shorten(self.error, 60)}" if self.error else "")
+
+
+class RankedPath(BaseModel):
+    """A relation path from a topic entity, scored against the question, with its end values."""
+
+    entity: str
+    mention: str
+    steps: list[RelationMatch]
+    score: float
+    support: float = 0.0  # the weakest named step's strength
+    answers: list[dict[str, Any]] = Field(default_factory=list)  # SPARQL JSON terms of the end values
+    sparql: str = ""
+
+    @property
+    def hops(self) -> int:
+        return len(self.steps)
+
+    @property
+    def key(self) -> str:
+        return "|".join([self.entity, *(f"{s.direction}|{s.predicate}" for s in self.steps)])
+
+    def explain(self) -> str:
+        return "; ".join(s.explain() for s in self.steps)
+
+
+class RelationPaths(Payload):
+    """The semantic layer's reading of a question: ranked paths, best first, and its confidence."""
+
+    kind: Literal["relation_paths"] = "relation_paths"
+    question: str = ""
+    mention: str | None = None
+    paths: list[RankedPath] = Field(default_factory=list)
+    confidence: float = 0.0
+    margin: float = 0.0
+
+    @property
+    def best(self) -> RankedPath | None:
+        return self.paths[0] if self.paths else None
+
+    def of_length(self, hops: int) -> list[RankedPath]:
+        return [p for p in self.paths if p.hops == hops]
+
+    def confidence_of(self, key: str) -> float:
+        """How sure the scorer is of the path ``key``: its lead over the best rival with other answers."""
+        path = next((p for p in self.paths if p.key == key), None)
+        if path is None:
+            return 0.0
+        return path_confidence(path, self.paths)
+
+    def summary(self) -> str:
+        best = self.best
+        if best is None:
+            return "no relation path found"
+        return shorten(f"{best.mention}: {best.explain()} (confidence {self.confidence:.2f}, {len(self.paths)} paths)")
+
+
+def path_confidence(path: RankedPath, paths: list[RankedPath]) -> float:
+    """Lead of ``path`` over the best other path whose answers mostly differ, times its weakest naming."""
+    mine = {a.get("value") for a in path.answers}
+    rivals = [p.score for p in paths if p.key != path.key
+              and len(mine & {a.get("value") for a in p.answers}) < 0.5 * max(1, min(len(mine), len(p.answers)))]
+    margin = path.score - max(rivals) if rivals else 1.0
+    return round(max(0.0, min(1.0, margin / 0.5)) * max(0.0, min(1.0, path.support / 0.5)), 4)
 
 
 class RetrievalPlan(Payload):
@@ -395,7 +458,7 @@ PAYLOAD_TYPES: dict[str, type[Payload]] = {
     cls.model_fields["kind"].default: cls
     for cls in (
         Question, RouteDecision, TriplePatterns, AnswerType, SparqlTemplate, EntityCandidates,
-        RelationCandidates, QueryCandidates, QueryResult, RetrievalPlan, Subgraph, PseudoGraph,
+        RelationCandidates, QueryCandidates, QueryResult, RelationPaths, RetrievalPlan, Subgraph, PseudoGraph,
         Axiom, MissingInfo, Documents, Grade, RetrySignal, BudgetExceeded, BranchPruned, Join, Answer,
     )
 }

@@ -7,7 +7,7 @@ meaning comes from the KG's own labels (and an embedder's sense of words), so th
 serves a movie KB, a football KB or a user's own graph.
 """
 
-from kgteam.roles.semantic.layer import PathRanking, RankedPath, SemanticLayer
-from kgteam.roles.semantic.paths import PathStep
+from kgteam.roles.semantic.layer import SemanticLayer, SemanticSettings
+from kgteam.roles.semantic.mentions import Mention, spot_mentions
 
-__all__ = ["PathRanking", "PathStep", "RankedPath", "SemanticLayer"]
+__all__ = ["Mention", "SemanticLayer", "SemanticSettings", "spot_mentions"]

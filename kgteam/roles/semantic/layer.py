@@ -8,10 +8,12 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Awaitable, Callable, Sequence
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from kgteam.protocols.evidence import RelationMatch
+from kgteam.protocols.payloads import RankedPath, RelationPaths, path_confidence
 from kgteam.roles.semantic.mentions import Mention, spot_mentions
 from kgteam.roles.semantic.paths import RelationPath, extend, first_hops, path_query
 from kgteam.roles.semantic.scoring import PathScore, QuestionScorer, ScoringSettings, lexical_similarity
@@ -33,56 +35,6 @@ class SemanticSettings(BaseModel):
     max_entities: int = Field(3, ge=1, le=10, description="KG entities tried per mention")
     executed: int = Field(6, ge=1, le=30, description="best paths run to compare their answers")
     scoring: ScoringSettings = Field(default_factory=ScoringSettings)
-
-
-class MatchedStep(BaseModel):
-    """One step of a ranked path and the question words that named it."""
-
-    predicate: str
-    direction: str
-    label: str
-    words: str | None = None  # None: not named by any word (or the walk back of the step before)
-    strength: float = 0.0
-
-    def explain(self) -> str:
-        arrow = "->" if self.direction == "out" else "<-"
-        said = f'"{self.words}"' if self.words else "(unnamed)"
-        return f"{said} ~ {arrow}{self.label}"
-
-
-class RankedPath(BaseModel):
-    entity: str
-    mention: str
-    steps: list[MatchedStep]
-    score: float
-    support: float = 0.0
-    answers: list[dict[str, Any]] = Field(default_factory=list)  # SPARQL JSON terms of the end values
-    sparql: str = ""
-
-    @property
-    def hops(self) -> int:
-        return len(self.steps)
-
-    @property
-    def key(self) -> str:
-        return "|".join([self.entity, *(f"{s.direction}|{s.predicate}" for s in self.steps)])
-
-    def explain(self) -> str:
-        return "; ".join(s.explain() for s in self.steps)
-
-
-class PathRanking(BaseModel):
-    """Ranked paths for one question, best first, and how sure the scorer is of the first."""
-
-    question: str
-    mention: str | None = None
-    paths: list[RankedPath] = Field(default_factory=list)
-    confidence: float = 0.0
-    margin: float = 0.0
-
-    @property
-    def best(self) -> RankedPath | None:
-        return self.paths[0] if self.paths else None
 
 
 def type_positions(tokens: list[Token], span: tuple[int, int] | None = None) -> set[int]:
@@ -153,54 +105,43 @@ class SemanticLayer:
         scored.sort(key=lambda ps: (-ps[1].score, len(ps[0].steps), ps[0].key))
         return scored
 
-    async def rank(self, question: str, mentions: list[Mention] | None = None) -> PathRanking:
-        """Best paths over the likeliest mentions, executed and compared for a confidence."""
+    async def rank(self, question: str, mentions: list[Mention] | None = None, *, keep: int = 24) -> RelationPaths:
+        """Best paths over the likeliest mentions (``keep`` of them, every length), best first.
+
+        The best ``executed`` paths are run: a path whose query returns nothing is dropped, and
+        the confidence compares the best path with the best one that answers differently.
+        """
         if mentions is None:
             mentions = await spot_mentions(question, self.tools)
-        best: list[tuple[RelationPath, PathScore, Mention]] = []
+        scored: list[tuple[RelationPath, PathScore, Mention]] = []
         for mention in mentions[: self.settings.max_mentions]:
-            scored = await self.candidate_paths(question, mention)
-            best += [(p, s, mention) for p, s in scored[: self.settings.executed * 3]]
-        best.sort(key=lambda t: (-t[1].score, len(t[0].steps), t[0].key))
+            scored += [(p, s, mention) for p, s in (await self.candidate_paths(question, mention))[:keep]]
+        scored.sort(key=lambda t: (-t[1].score, len(t[0].steps), t[0].key))
         ranked: list[RankedPath] = []
-        for path, score, mention in best:
-            if len(ranked) >= self.settings.executed:
-                break
+        executed = 0
+        for path, score, mention in scored[:keep]:
             rp = _ranked(path, score, mention)
             rp.sparql = path_query(path)
-            try:
-                res = await self.tools["run_sparql"](rp.sparql, limit=1000)
-            except ToolError:
-                continue
-            var = f"x{len(path.steps)}"
-            rp.answers = [row[var].model_dump(exclude_none=True) for row in res.rows if var in row]
-            if rp.answers:
-                ranked.append(rp)
-        ranking = PathRanking(question=question, mention=ranked[0].mention if ranked else None, paths=ranked)
-        ranking.margin, ranking.confidence = _confidence(ranked)
+            if executed < self.settings.executed:
+                executed += 1
+                try:
+                    res = await self.tools["run_sparql"](rp.sparql, limit=1000)
+                except ToolError:
+                    continue
+                var = f"x{len(path.steps)}"
+                rp.answers = [row[var].model_dump(exclude_none=True) for row in res.rows if var in row]
+                if not rp.answers:
+                    continue
+            ranked.append(rp)
+        ranking = RelationPaths(question=question, mention=ranked[0].mention if ranked else None, paths=ranked)
+        if ranked:
+            ranking.confidence = path_confidence(ranked[0], [p for p in ranked if p.answers])
         return ranking
 
 
 def _ranked(path: RelationPath, score: PathScore, mention: Mention) -> RankedPath:
-    steps = [MatchedStep(predicate=m.step.predicate, direction=m.step.direction, label=m.step.label,
-                         words=m.unit.text if m.unit else None, strength=round(m.strength, 4))
+    steps = [RelationMatch(predicate=m.step.predicate, direction=m.step.direction, label=m.step.label,
+                           words=m.unit.text if m.unit else None, strength=round(m.strength, 4))
              for m in score.matches]
     return RankedPath(entity=path.entity, mention=mention.text, steps=steps, score=round(score.score, 4),
                       support=round(score.support, 4))
-
-
-def _answer_set(path: RankedPath) -> frozenset[str]:
-    return frozenset(a.get("value", "") for a in path.answers)
-
-
-def _confidence(ranked: list[RankedPath]) -> tuple[float, float]:
-    """Margin to the best path with other answers, and a 0..1 confidence from it and the support."""
-    if not ranked:
-        return 0.0, 0.0
-    top = ranked[0]
-    mine = _answer_set(top)
-    rival = next((p for p in ranked[1:] if len(_answer_set(p) & mine) < 0.5 * min(len(mine), len(_answer_set(p)))
-                  or not (_answer_set(p) & mine)), None)
-    margin = top.score - rival.score if rival else 1.0
-    conf = max(0.0, min(1.0, margin / 0.5)) * max(0.0, min(1.0, top.support / 0.5))
-    return round(margin, 4), round(conf, 4)
