@@ -149,6 +149,7 @@ class CandidateQuery(BaseModel):
     key: str = ""  # identifies the filling, so a retry can exclude what was tried
     entity: str | None = None  # the IRI bound to the entity placeholder
     relations: list[RelationBinding] = Field(default_factory=list)
+    score: float | None = None  # the deterministic scorer's score of this filling
     row_count: int | None = None
     error: str | None = None
 
@@ -244,7 +245,7 @@ class RelationPaths(Payload):
 def path_confidence(path: RankedPath, paths: list[RankedPath]) -> float:
     """Lead of ``path`` over the best other path whose answers mostly differ, times its weakest naming."""
     mine = {a.get("value") for a in path.answers}
-    rivals = [p.score for p in paths if p.key != path.key
+    rivals = [p.score for p in paths if p.key != path.key and p.answers
               and len(mine & {a.get("value") for a in p.answers}) < 0.5 * max(1, min(len(mine), len(p.answers)))]
     margin = path.score - max(rivals) if rivals else 1.0
     return round(max(0.0, min(1.0, margin / 0.5)) * max(0.0, min(1.0, path.support / 0.5)), 4)

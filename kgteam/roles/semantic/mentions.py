@@ -79,3 +79,16 @@ async def spot_mentions(question: str, tools: Toolbox, *, max_ngram: int = 10, k
                     covered[j] = True
     found.sort(key=lambda m: (-(m.end - m.start), 0 if m.text[:1].isupper() else 1, -len(m.text)))
     return found
+
+
+def mention_in(question: str, text: str, iris: list[str]) -> Mention:
+    """A mention known by its text and already-linked IRIs, placed in the question when it occurs there."""
+    words = [t.lower for t in tokenize(text)]
+    tokens = [t.lower for t in tokenize(question)]
+    start = end = len(tokens)
+    for i in range(len(tokens) - len(words) + 1):
+        if words and tokens[i : i + len(words)] == words:
+            start, end = i, i + len(words)
+            break
+    hits = [LabelHit(iri=iri, label=text, matched=text, score=1.0, exact=True) for iri in iris]
+    return Mention(text, start, end, hits)

@@ -64,3 +64,26 @@ def _wordllama() -> Any | None:  # until kgteam.tools.embedding lands
             return inf.embed(texts, norm=True)
 
     return _E()
+
+
+def team_similarity(tools: Any) -> Similarity | None:
+    """The team's embedder when its KG tools carry one, else the embedded default (or lexical only)."""
+    try:
+        tool = tools["text_similarity"]
+    except KeyError:
+        tool = None
+    if tool is not None:
+        async def via_tool(units: list[str], labels: list[str]) -> list[list[float]]:
+            return await tool(texts=units, candidates=labels)
+
+        return via_tool
+    return _default_similarity()
+
+
+_DEFAULT: list[Similarity | None] = []
+
+
+def _default_similarity() -> Similarity | None:
+    if not _DEFAULT:
+        _DEFAULT.append(embedder_similarity())
+    return _DEFAULT[0]

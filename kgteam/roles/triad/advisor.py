@@ -15,7 +15,7 @@ from typing import Any, ClassVar
 from pydantic import BaseModel, ConfigDict, Field
 
 from kgteam.prompts import fence
-from kgteam.protocols.evidence import Evidence, EvidenceQuery, EvidenceTriple
+from kgteam.protocols.evidence import Evidence, EvidenceQuery, EvidenceTriple, RelationMatch
 from kgteam.protocols.payloads import (
     Answer,
     AnswerType,
@@ -24,6 +24,7 @@ from kgteam.protocols.payloads import (
     QueryCandidates,
     QueryResult,
     Question,
+    RelationPaths,
     RetryHint,
     RetryPhase,
     RetrySignal,
@@ -46,6 +47,8 @@ class AdvisorSettings(BaseModel):
     max_evidence_triples: int = Field(60, ge=1)
     max_listed: int = Field(25, ge=1, description="answer labels listed in the text")
     own_knowledge: bool = Field(True, description="after the retries, answer from the model's own knowledge")
+    min_confidence: float = Field(0.25, ge=0.0, le=1.0, description="below this the answer is 'I don't know' and "
+                                  "the best candidate is kept as a guess (calibrated in docs/benchmarks.md)")
 
 
 class PhrasedAnswer(BaseModel):
@@ -93,6 +96,26 @@ def wording_problem(answer: str, listed: list[str], plain: str, question: str) -
     return None
 
 
+def _grounded_by(triples: list[EvidenceTriple], values: list[AnswerValue], matches: list[RelationMatch]) -> bool:
+    """Grounded: the evidence reaches every answer, along relations the question's words named.
+
+    A step no word named is allowed only as the walk back of the step before it ("films that
+    share a director": the director relation, then the same relation in reverse).
+    """
+    if not triples or not values:
+        return False
+    ends = {t.object for t in triples} | {t.subject for t in triples}
+    if not all((v.iri or v.label) in ends for v in values[:25]):
+        return False
+    if not matches:
+        return True  # no scorer reading to compare with (a path the model chose outside the ranking)
+    for i, m in enumerate(matches):
+        walked_back = i > 0 and matches[i - 1].predicate == m.predicate and matches[i - 1].direction != m.direction
+        if not m.words and not walked_back:
+            return False
+    return True
+
+
 def _join(labels: list[str], limit: int) -> str:
     shown = labels[:limit]
     more = len(labels) - len(shown)
@@ -102,7 +125,7 @@ def _join(labels: list[str], limit: int) -> str:
 
 class Advisor(Role[AdvisorSettings]):
     name: ClassVar[str] = "advisor"
-    reads = (Question, QueryCandidates, SparqlTemplate, AnswerType, RetrySignal, EntityCandidates)
+    reads = (Question, QueryCandidates, SparqlTemplate, AnswerType, RetrySignal, EntityCandidates, RelationPaths)
     tools: ClassVar[tuple[str, ...]] = ("run_sparql", "labels_for")
     prompts: ClassVar[tuple[str, ...]] = ("advisor_answer", "advisor_own_knowledge")
 
@@ -155,14 +178,37 @@ class Advisor(Role[AdvisorSettings]):
         answer_values = [AnswerValue(label=labels.get(v, v) if t.get("type") == "uri" else v,
                                      iri=v if t.get("type") == "uri" else None) for v, t in values]
         names = [a.label for a in answer_values]
+        matches, confidence = self._reading(lineage)
+        evidence = Evidence(matches=matches, triples=triples,
+                            queries=[EvidenceQuery(sparql=result.sparql, row_count=len(result.rows))])
+        fallbacks = fallback_keys(getattr(ctx.trace, "events", []))
+        if confidence is not None and confidence < self.settings.min_confidence:
+            ctx.trace.record("abstain", role=self.instance_name, confidence=confidence,
+                             threshold=self.settings.min_confidence)
+            reading = "; ".join(m.explain() for m in matches)
+            return Answer(text=f"I don't know: my best reading of the question ({reading}) is not certain enough "
+                               f"(confidence {confidence:.2f}). Best guess: {_join(names, 5)}.",
+                          status="unknown", grounded=False, confidence=confidence, guess=answer_values,
+                          evidence=evidence, fallbacks=fallbacks)
         text = _join(names, self.settings.max_listed)
         if phrase and names:
             text = await self._phrase(ctx, question, names, text)
-        return Answer(
-            text=text, values=answer_values, status="answered", grounded=True,
-            evidence=Evidence(triples=triples, queries=[EvidenceQuery(sparql=result.sparql, row_count=len(result.rows))]),
-            fallbacks=fallback_keys(getattr(ctx.trace, "events", [])),
-        )
+        return Answer(text=text, values=answer_values, status="answered",
+                      grounded=_grounded_by(triples, answer_values, matches), confidence=confidence,
+                      evidence=evidence, fallbacks=fallbacks)
+
+    @staticmethod
+    def _reading(lineage: Lineage) -> tuple[list[RelationMatch], float | None]:
+        """Which words named the chosen query's relations, and the scorer's confidence in it."""
+        paths = lineage.ancestor(RelationPaths)
+        cands = lineage.ancestor(QueryCandidates)
+        if paths is None or cands is None or cands.selected is None:
+            return [], None
+        key = cands.queries[cands.selected].key
+        path = next((p for p in paths.paths if p.key == key), None)
+        if path is None:
+            return [], None
+        return list(path.steps), paths.confidence_of(key)
 
     async def _phrase(self, ctx: RoleContext, question: str, names: list[str], plain: str) -> str:
         listed = names[: self.settings.max_listed]
@@ -247,7 +293,9 @@ class Advisor(Role[AdvisorSettings]):
         hops_now = len(templates[-1].relation_placeholders) if templates else 1
         tried_hops = sorted({len(t.relation_placeholders) for t in templates})
         tried = [q.key for c in ctx.ancestors(QueryCandidates) for q in c.queries if q.key]
-        other = 2 if hops_now == 1 else 1
+        paths = ctx.ancestor(RelationPaths)
+        lengths = [p.hops for p in paths.paths] if paths else []
+        other = next((h for h in lengths if h not in tried_hops), 2 if hops_now == 1 else 1)
         phase: RetryPhase
         if result.outcome == "no_entity":
             hint = RetryHint(note="no entity of the question was found in the label index; widen the search",

@@ -1,19 +1,17 @@
-"""Decision maker: link entities and relations with the KG as memory, then build the query.
+"""Decision maker: link the question to the KG and build the query, from the semantic layer's paths.
 
-1. entity candidates from ``search_entities`` for the mention -> keep top-K;
-2. relation candidates by one-hop traversal from the kept entities (both directions; for a
-   second hop, from the set of first-hop neighbours) -> keep top-K per relation placeholder;
-3. fill the template with every combination (bounded), execute each, drop the empty ones;
-4. pick one.
-Each choice is offered to the model through :func:`kgteam.roles.choice.choose`, whose output is
-validated against the offered options and combined with a deterministic score (label match,
-relation cues, chain coherence, non-empty result); invalid output falls back to that score.
+1. entity candidates: the KG entities of the layer's ranked paths (or, for a mention the model
+   wrote, ``search_entities`` for it, and the layer ranks paths from those);
+2. relation candidates per placeholder: the relations of the ranked paths of the template's
+   length, with their path scores (and which words of the question named them);
+3. fill the template with the best paths (bounded), execute each, drop the empty ones;
+4. pick one: the best-scored non-empty filling, or the model's valid vote combined with it
+   through :func:`kgteam.roles.choice.choose`.
 """
 
 from __future__ import annotations
 
-import itertools
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any, ClassVar
 
 from pydantic import BaseModel, ConfigDict, Field
@@ -27,7 +25,9 @@ from kgteam.protocols.payloads import (
     QueryCandidates,
     QueryResult,
     Question,
+    RankedPath,
     RelationCandidates,
+    RelationPaths,
     RetryHint,
     RetrySignal,
     SparqlTemplate,
@@ -36,8 +36,10 @@ from kgteam.protocols.payloads import (
 from kgteam.roles.base import Role, RoleContext
 from kgteam.roles.choice import Option, choose
 from kgteam.roles.contract import handles
-from kgteam.roles.triad.parsing import normalise, spot_mentions
-from kgteam.roles.triad.relscore import QuestionView, hop1_score, pair_score
+from kgteam.roles.semantic import SemanticLayer, SemanticSettings, spot_mentions
+from kgteam.roles.semantic.mentions import mention_in
+from kgteam.roles.semantic.similarity import team_similarity
+from kgteam.roles.semantic.text import normalise
 from kgteam.roles.triad.templates import (
     Binding,
     Chain,
@@ -47,17 +49,7 @@ from kgteam.roles.triad.templates import (
     parse_chain,
     relation_bindings,
 )
-from kgteam.tools.sparql_guard import sparql_iri
 from kgteam.tools.types import ToolError
-
-SKIP_PREDICATES = frozenset({
-    "http://www.w3.org/2000/01/rdf-schema#label",
-    "http://www.w3.org/2004/02/skos/core#altLabel",
-    "http://www.w3.org/2004/02/skos/core#prefLabel",
-    "http://www.w3.org/1999/02/22-rdf-syntax-ns#type",
-    "http://www.w3.org/2002/07/owl#sameAs",
-    "http://schema.org/name",
-})
 
 
 class DecisionMakerSettings(BaseModel):
@@ -72,30 +64,15 @@ class DecisionMakerSettings(BaseModel):
     llm_weight: float = Field(0.3, ge=0.0, description="how much a valid model vote adds to a normalised score")
     max_repairs: int = Field(1, ge=0, le=3)
     max_offered: int = Field(6, ge=2, le=20)
+    semantic: SemanticSettings = Field(default_factory=SemanticSettings)
     near_exact: float = Field(0.92, ge=0, le=1, description="fuzzy names kept beside an exact match")
     min_similarity: float = Field(0.7, ge=0, le=1, description="fuzzy names kept when nothing matches exactly")
 
 
 @dataclass
-class RelOption:
-    key: str  # "out|iri" / "in|iri"
-    iri: str
-    direction: str
-    label: str
-    names: list[str]
-    score: float = 0.0
-    parents: set[str] = field(default_factory=set)  # keys of hop-1 relations it was reached from
-    sources: list[str] = field(default_factory=list)  # labels of the entities it was found at
-
-    @property
-    def binding(self) -> Binding:
-        return Binding(self.iri, self.direction)
-
-
-@dataclass
 class Filled:
     entity: str
-    relations: list[RelOption]
+    path: RankedPath
     sparql: str
     score: float
     key: str
@@ -104,19 +81,15 @@ class Filled:
     result: Any = None
 
 
-def _rel_display(label: str, direction: str, src: str) -> str:
-    return f"{src} --{label}--> ?" if direction == "out" else f"? --{label}--> {src}"
-
-
 Linking = list[EntityCandidates | RelationCandidates | QueryCandidates | QueryResult]
 
 
 class DecisionMaker(Role[DecisionMakerSettings]):
     name: ClassVar[str] = "decision_maker"
-    reads = (Question, TriplePatterns)
+    reads = (Question, TriplePatterns, RelationPaths)
     informs = (EntityCandidates, RelationCandidates, QueryCandidates)
     tools: ClassVar[tuple[str, ...]] = ("search_entities", "entity_schema", "run_sparql", "labels_for")
-    prompts: ClassVar[tuple[str, ...]] = ("decision_entities", "decision_relations", "decision_query")
+    prompts: ClassVar[tuple[str, ...]] = ("decision_entities", "decision_query")
 
     # ------------------------------------------------------------------ entry
     @handles
@@ -135,7 +108,8 @@ class DecisionMaker(Role[DecisionMakerSettings]):
             chain = parse_chain(template.template if template else "")
         except TemplateError:
             chain = parse_chain(chain_template(max(1, len(template.relation_placeholders)) if template else 1))
-        mention = self._mention(patterns)
+        paths = ctx.ancestor(RelationPaths)
+        mention = self._mention(patterns) or (paths.mention if paths else None)
         if mention is None:
             spotted = await spot_mentions(question, ctx.tools)
             mention = spotted[0].text if spotted else None
@@ -144,43 +118,53 @@ class DecisionMaker(Role[DecisionMakerSettings]):
             out.append(QueryResult(sparql="", outcome="no_entity", error="no entity of the question was found"))
             return out
         k_ent = max(self.settings.k_entities, hint.k or 0)
-        k_rel = max(self.settings.k_relations, hint.k or 0)
-        qv = QuestionView.build(question, mention)
-
-        entities = await self._entities(ctx, question, mention, k_ent, widened=hint.k is not None)
-        out.append(EntityCandidates(mention=mention, placeholder="E0", candidates=[
-            Candidate(iri=o.key, label=o.label, score=round(o.score, 4), source="search") for o in entities]))
-        if not entities:
-            out.append(QueryResult(sparql="", outcome="no_entity", error=f"no KG entity matches {mention!r}"))
-            return out
-
-        hop_options: list[list[RelOption]] = []
-        r0_all = await self._hop1_candidates(ctx, [e.key for e in entities], qv)
-        r0 = await self._keep_relations(ctx, question, mention, r0_all, k_rel, chain.steps[0].relation, 0)
-        hop_options.append(r0)
-        if chain.hops >= 2:
-            r1_all = await self._hop2_candidates(ctx, [e.key for e in entities], r0, qv)
-            r1 = await self._keep_relations(ctx, question, mention, r1_all, k_rel, chain.steps[1].relation, 1)
-            hop_options.append(r1)
-        for step, opts in zip(chain.steps, hop_options, strict=False):
+        linked = [p for p in paths.paths if normalise(p.mention) == normalise(mention)] if paths else []
+        if not linked or hint.k is not None:
+            # a mention the layer did not read (the model's, or a widened retry): search it, rank from there
+            entities = await self._entities(ctx, question, mention, k_ent, widened=hint.k is not None)
+            out.append(EntityCandidates(mention=mention, placeholder="E0", candidates=[
+                Candidate(iri=o.key, label=o.label, score=round(o.score, 4), source="search") for o in entities]))
+            if not entities:
+                out.append(QueryResult(sparql="", outcome="no_entity", error=f"no KG entity matches {mention!r}"))
+                return out
+            layer = SemanticLayer(ctx.tools, team_similarity(ctx.tools), self.settings.semantic)
+            found = mention_in(question, mention, [o.key for o in entities])
+            ranked = await layer.rank(question, [found])
+            linked = ranked.paths
+        else:
+            seen: dict[str, RankedPath] = {}
+            for p in linked:
+                seen.setdefault(p.entity, p)
+            out.append(EntityCandidates(mention=mention, placeholder="E0", candidates=[
+                Candidate(iri=iri, label=p.mention, score=round(p.score, 4), source="paths")
+                for iri, p in list(seen.items())[:k_ent]]))
+        fitting = [p for p in linked if p.hops == chain.hops]
+        for i, step in enumerate(chain.steps):
+            best: dict[str, tuple[float, str]] = {}
+            for p in fitting:
+                s = p.steps[i]
+                key = f"{s.direction}|{s.predicate}"
+                if key not in best or best[key][0] < p.score:
+                    best[key] = (p.score, f"{s.label} ({s.direction})" + (f' ~ "{s.words}"' if s.words else ""))
             out.append(RelationCandidates(phrase=self._phrase(patterns, step.relation), placeholder=step.relation,
-                                          candidates=[Candidate(iri=o.iri, label=f"{o.label} ({o.direction})",
-                                                                score=round(o.score, 4), source=f"traversal:{o.direction}")
-                                                      for o in opts]))
+                                          candidates=[Candidate(iri=k.split("|", 1)[1], label=lab, score=round(sc, 4),
+                                                                source=f"paths:{k.split('|', 1)[0]}")
+                                                      for k, (sc, lab) in list(best.items())[: self.settings.max_offered]]))
 
-        filled = self._fill(chain, entities, hop_options, qv, set(hint.exclude))
+        filled = self._fill(chain, fitting, set(hint.exclude))
         await self._execute(ctx, filled)
         nonempty = [f for f in filled if f.rows > 0]
         selected = await self._pick(ctx, question, chain, nonempty) if nonempty else None
         queries = [CandidateQuery(sparql=f.sparql, key=f.key, entity=f.entity,
-                                  relations=relation_bindings(chain, [r.binding for r in f.relations]),
-                                  row_count=f.rows, error=f.error) for f in filled]
+                                  relations=relation_bindings(chain, _bindings(f.path)),
+                                  score=round(f.score, 4), row_count=f.rows, error=f.error) for f in filled]
         sel_index = filled.index(selected) if selected is not None else None
         out.append(QueryCandidates(queries=queries, selected=sel_index))
         if selected is None:
-            best = filled[0] if filled else None
-            out.append(QueryResult(sparql=best.sparql if best else "", outcome="empty_result",
-                                   error="every filling of the template returned nothing"))
+            best_f = filled[0] if filled else None
+            out.append(QueryResult(sparql=best_f.sparql if best_f else "", outcome="empty_result",
+                                   error="every filling of the template returned nothing" if filled
+                                   else f"no relation path of {chain.hops} hop(s) fits the question"))
         else:
             res = selected.result
             out.append(QueryResult(sparql=selected.sparql, variables=list(res.variables),
@@ -239,91 +223,16 @@ class DecisionMaker(Role[DecisionMakerSettings]):
                            max_offered=self.settings.max_offered)
         return res.chosen
 
-    async def _hop1_candidates(self, ctx: RoleContext, entities: list[str], qv: QuestionView) -> list[RelOption]:
-        found: dict[str, RelOption] = {}
-        for iri in entities:
-            schema = await ctx.tools["entity_schema"](iri)
-            for stat in [*schema.outgoing, *schema.incoming]:
-                if stat.predicate in SKIP_PREDICATES:
-                    continue
-                key = f"{stat.direction}|{stat.predicate}"
-                if key not in found:
-                    names = [stat.predicate, stat.label]
-                    found[key] = RelOption(key, stat.predicate, stat.direction, stat.label, names,
-                                           hop1_score(qv, names))
-                found[key].sources.append(schema.label or iri)
-        return sorted(found.values(), key=lambda o: (-o.score, o.key))
-
-    async def _hop2_candidates(self, ctx: RoleContext, entities: list[str], r0: list[RelOption],
-                               qv: QuestionView) -> list[RelOption]:
-        """Predicates around the *set* of first-hop neighbours, in both directions (one query each)."""
-        found: dict[str, RelOption] = {}
-        for ent, rel in itertools.product(entities, r0):
-            first = (f"{sparql_iri(ent)} {sparql_iri(rel.iri)} ?m ." if rel.direction == "out"
-                     else f"?m {sparql_iri(rel.iri)} {sparql_iri(ent)} .")
-            for direction, pattern in (("out", "?m ?p ?v ."), ("in", "?v ?p ?m .")):
-                q = (f"SELECT ?p (COUNT(?v) AS ?n) WHERE {{ {first} {pattern} }} "
-                     f"GROUP BY ?p ORDER BY DESC(?n) LIMIT 50")
-                try:
-                    res = await ctx.tools["run_sparql"](q)
-                except ToolError as exc:
-                    ctx.trace.record("tool_error", role=self.instance_name, tool="run_sparql", error=str(exc))
-                    continue
-                for row in res.rows:
-                    p = row.get("p")
-                    if p is None or p.value in SKIP_PREDICATES:
-                        continue
-                    key = f"{direction}|{p.value}"
-                    if key not in found:
-                        found[key] = RelOption(key, p.value, direction, p.value, [p.value])
-                    found[key].parents.add(rel.key)
-        if found:
-            labels = await ctx.tools["labels_for"]([o.iri for o in found.values()])
-            for o in found.values():
-                o.label = labels.get(o.iri, o.label)
-                o.names = [o.iri, o.label]
-                o.score = max(pair_score(qv, r.names, o.names, same_relation=(r.iri == o.iri))
-                              for r in r0 if r.key in o.parents)
-        return sorted(found.values(), key=lambda o: (-o.score, o.key))
-
-    async def _keep_relations(self, ctx: RoleContext, question: str, mention: str, options: list[RelOption],
-                              k: int, placeholder: str, hop: int) -> list[RelOption]:
-        if not options:
-            return []
-        by_key = {o.key: o for o in options}
-        opts = [Option(o.key, _rel_display(o.label, o.direction,
-                                           (o.sources[0] if o.sources else mention) if hop == 0 else "(step 1 result)"),
-                       o.score) for o in options]
-        if not self.settings.use_model:
-            return options[:k]
-        res = await choose(ctx, role=self.instance_name, decision=f"relations.{placeholder}",
-                           prompt=self.prompt("decision_relations"), options=opts, k=k,
-                           values={"question": fence(question, tag="question"), "hop": hop + 1},
-                           llm_weight=self.settings.llm_weight, max_repairs=self.settings.max_repairs,
-                           max_offered=self.settings.max_offered)
-        return [by_key[o.key] for o in res.chosen]
-
-    def _fill(self, chain: Chain, entities: list[Option], hops: list[list[RelOption]], qv: QuestionView,
-              exclude: set[str]) -> list[Filled]:
-        if len(hops) < chain.hops or any(not h for h in hops):
-            return []
+    def _fill(self, chain: Chain, paths: list[RankedPath], exclude: set[str]) -> list[Filled]:
         out: list[Filled] = []
-        for ent in entities:
-            for combo in itertools.product(*hops):
-                if chain.hops >= 2 and combo[0].key not in combo[1].parents:
-                    continue
-                key = "|".join([ent.key, *(r.key for r in combo)])
-                if key in exclude:
-                    continue
-                if chain.hops == 1:
-                    rel_score = combo[0].score
-                else:
-                    rel_score = pair_score(qv, combo[0].names, combo[1].names,
-                                           same_relation=combo[0].iri == combo[1].iri)
-                sparql = build_query(chain, ent.key, [r.binding for r in combo])
-                out.append(Filled(ent.key, list(combo), sparql, ent.score + rel_score, key))
-        out.sort(key=lambda f: -f.score)
-        return out[: self.settings.max_queries]
+        for p in paths:
+            if p.key in exclude:
+                continue
+            sparql = build_query(chain, p.entity, _bindings(p))
+            out.append(Filled(p.entity, p, sparql, p.score, p.key))
+            if len(out) >= self.settings.max_queries:
+                break
+        return out
 
     async def _execute(self, ctx: RoleContext, filled: list[Filled]) -> None:
         for f in filled:
@@ -338,23 +247,23 @@ class DecisionMaker(Role[DecisionMakerSettings]):
                          nonempty=sum(1 for f in filled if f.rows))
 
     async def _pick(self, ctx: RoleContext, question: str, chain: Chain, nonempty: list[Filled]) -> Filled:
-        sample_iris: list[str] = []
-        for f in nonempty:
-            var = chain.answer.lstrip("?")
-            sample_iris += [r[var].value for r in f.result.rows[:3] if var in r and r[var].type == "uri"]
-        sample_iris += [f.entity for f in nonempty]
+        if not self.settings.use_model:
+            return nonempty[0]
+        var = chain.answer.lstrip("?")
+        sample_iris = [r[var].value for f in nonempty for r in f.result.rows[:3] if var in r and r[var].type == "uri"]
         labels = await ctx.tools["labels_for"](sample_iris) if sample_iris else {}
         opts = []
         for i, f in enumerate(nonempty):
-            var = chain.answer.lstrip("?")
             sample = [labels.get(r[var].value, r[var].value) for r in f.result.rows[:3] if var in r]
-            path = " then ".join(_rel_display(r.label, r.direction, labels.get(f.entity, f.entity) if j == 0 else "?")
-                                 for j, r in enumerate(f.relations))
+            path = f"{f.path.mention}: " + " then ".join(
+                f"{'' if s.direction == 'out' else 'inverse of '}{s.label}" for s in f.path.steps)
             opts.append(Option(str(i), path, f.score, detail=f"{f.rows} result(s), e.g. {', '.join(sample)}"))
-        if not self.settings.use_model:
-            return nonempty[0]
         res = await choose(ctx, role=self.instance_name, decision="query", prompt=self.prompt("decision_query"),
                            options=opts, k=1, values={"question": fence(question, tag="question")},
                            llm_weight=self.settings.llm_weight, max_repairs=self.settings.max_repairs,
                            max_offered=self.settings.max_offered)
         return nonempty[int(res.chosen[0].key)]
+
+
+def _bindings(path: RankedPath) -> list[Binding]:
+    return [Binding(s.predicate, s.direction) for s in path.steps]

@@ -1,9 +1,11 @@
-"""Generalist: question -> triple patterns, a placeholder SPARQL template and the answer type.
+"""Generalist: question -> ranked relation paths, triple patterns, a SPARQL template, the answer type.
 
-The model parses with three worked examples; its parse is accepted only when the template is a
+The semantic layer reads the question first (topic mention, candidate relation paths of 1-3
+hops scored against the question's words) and its ranking travels on as ``RelationPaths``. The
+model then parses with worked examples; its parse is accepted only when the template is a
 placeholder-only chain, the mention is one the label index knows in this question, and the hop
-count agrees with the question's relation cues when those are unambiguous. Otherwise the
-deterministic parser (exact label spotting + cue analysis) decides.
+count agrees with the layer's best path when the layer is confident. Otherwise the layer's best
+path is the parse.
 """
 
 from __future__ import annotations
@@ -17,6 +19,7 @@ from kgteam.protocols.payloads import (
     AnswerType,
     AnswerTypeName,
     Question,
+    RelationPaths,
     RetryHint,
     RetrySignal,
     SparqlTemplate,
@@ -26,7 +29,10 @@ from kgteam.protocols.payloads import (
 from kgteam.roles.base import Role, RoleContext
 from kgteam.roles.choice import produce
 from kgteam.roles.contract import handles
-from kgteam.roles.triad.parsing import Mention, ParsePlan, analyse, normalise, spot_mentions, strip_brackets
+from kgteam.roles.semantic import Mention, SemanticLayer, SemanticSettings, spot_mentions
+from kgteam.roles.semantic.similarity import team_similarity
+from kgteam.roles.semantic.text import normalise
+from kgteam.roles.triad.parsing import ParsePlan, plan_from_paths
 from kgteam.roles.triad.templates import TemplateError, chain_template, parse_chain
 
 
@@ -35,7 +41,9 @@ class GeneralistSettings(BaseModel):
 
     use_model: bool = True
     max_repairs: int = Field(1, ge=0, le=3)
-    max_hops: int = Field(2, ge=1, le=2, description="the decision maker fills chains of 1-2 hops")
+    max_hops: int = Field(3, ge=1, le=3, description="the decision maker fills chains of 1-3 hops")
+    sure: float = Field(0.4, ge=0, le=1, description="layer confidence above which the model must agree on hops")
+    semantic: SemanticSettings = Field(default_factory=SemanticSettings)
 
 
 class ParseOutput(BaseModel):
@@ -47,12 +55,12 @@ class ParseOutput(BaseModel):
     answer_type: AnswerTypeName
 
 
-Parse = list[TriplePatterns | AnswerType | SparqlTemplate]
+Parse = list[RelationPaths | TriplePatterns | AnswerType | SparqlTemplate]
 
 
 class Generalist(Role[GeneralistSettings]):
     name: ClassVar[str] = "generalist"
-    tools: ClassVar[tuple[str, ...]] = ("search_entities",)
+    tools: ClassVar[tuple[str, ...]] = ("search_entities", "entity_schema", "run_sparql", "labels_for")
     prompts: ClassVar[tuple[str, ...]] = ("generalist_parse",)
 
     @handles
@@ -65,27 +73,33 @@ class Generalist(Role[GeneralistSettings]):
         return await self._parse(asked.text if asked else "", retry.hint, ctx)
 
     async def _parse(self, question: str, hint: RetryHint, ctx: RoleContext) -> Parse:
-        plain = strip_brackets(question)
-        mentions = await spot_mentions(question, ctx.tools)
-        det = analyse(question, mentions[0] if mentions else None, force_hops=hint.hops)
-        det.hops = min(det.hops, self.settings.max_hops)
+        paths = ctx.ancestor(RelationPaths)
+        mentions = await spot_mentions(question, ctx.tools) if question.strip() else []
+        if paths is None:
+            layer = SemanticLayer(ctx.tools, team_similarity(ctx.tools), self.settings.semantic)
+            paths = await layer.rank(question, mentions)
+            ctx.trace.record("paths", role=self.instance_name, mention=paths.mention, confidence=paths.confidence,
+                             best=paths.best.explain() if paths.best else None)
+        det = plan_from_paths(paths, mentions, force_hops=hint.hops, max_hops=self.settings.max_hops)
         plan = det
-        if self.settings.use_model and plain.strip():  # an empty question has nothing for the model to parse
-            plan = await self._model_parse(ctx, question, plain, mentions, det, hint)
+        if self.settings.use_model and question.strip():  # an empty question has nothing for the model to parse
+            sure = paths.confidence >= self.settings.sure and hint.hops is None
+            plan = await self._model_parse(ctx, question, mentions, det, hint, sure)
         template = chain_template(plan.hops)
         ctx.trace.record("parse", role=self.instance_name, mention=plan.mention.text if plan.mention else None,
                          hops=plan.hops, answer_type=plan.answer_type)
         return [
+            paths,
             TriplePatterns(patterns=plan.patterns()),
             AnswerType(type=plan.answer_type, is_list=True),
             SparqlTemplate(template=template, entity_placeholders=["E0"],
                            relation_placeholders=[f"R{i}" for i in range(plan.hops)]),
         ]
 
-    async def _model_parse(self, ctx: RoleContext, question: str, plain: str, mentions: list[Mention],
-                           det: ParsePlan, hint: RetryHint) -> ParsePlan:
+    async def _model_parse(self, ctx: RoleContext, question: str, mentions: list[Mention],
+                           det: ParsePlan, hint: RetryHint, sure: bool) -> ParsePlan:
         known = {normalise(m.text): m for m in mentions}
-        cue_sure = det.phrases[0] != "?relation" and hint.hops is None
+        plain = question
 
         def validate(out: ParseOutput) -> str | None:
             if normalise(out.mention) not in normalise(plain):
@@ -100,8 +114,8 @@ class Generalist(Role[GeneralistSettings]):
                 return f"{len(out.patterns)} triple pattern(s) but the template has {chain.hops}"
             if hint.hops is not None and chain.hops != hint.hops:
                 return f"this retry needs a {hint.hops}-hop template"
-            if cue_sure and chain.hops != det.hops:
-                return f"the question's wording implies {det.hops} hop(s), not {chain.hops}"
+            if sure and chain.hops != det.hops:
+                return f"the knowledge graph's best reading of the question has {det.hops} hop(s), not {chain.hops}"
             return None
 
         retry_note = ""
@@ -117,6 +131,6 @@ class Generalist(Role[GeneralistSettings]):
             return det
         out: ParseOutput = result.value
         chain = parse_chain(out.template, max_hops=self.settings.max_hops)
-        mention = known.get(normalise(out.mention)) or Mention(out.mention, 0, 0, [])
+        mention = known.get(normalise(out.mention)) or Mention(out.mention, 0, 0)
         phrases = [p.predicate for p in out.patterns][: chain.hops]
         return ParsePlan(mention, chain.hops, out.answer_type, phrases)
