@@ -3,7 +3,7 @@
 Without history, or when the question has no reference to resolve, it passes the question
 through without a model call. References are plain English: the pronouns it/its, they/them/their,
 he/she/him/her/his, and "that/this/the same <noun>" for any noun ("that one", "this river"). A
-pronoun that is part of a known name ("It Happened One Night", "They Live") is no reference.
+pronoun that is part of a known name ("It Rains in Caldry", "They Came Home") is no reference.
 
 Which earlier thing a reference means is decided from the conversation and the KG, with no word
 list of any domain: he/she prefer what an earlier "who" question answered, else the last named
@@ -120,8 +120,8 @@ def references(question: str, protected: Iterable[str] = ()) -> list[re.Match[st
     """The reference words of ``question`` that point back into the conversation, in order.
 
     Pronouns (it, they, him, her ...) and "that/this/the same <noun>" ("that one", "this river").
-    A pronoun inside a known name ("It Happened One Night", "They Live") is not one, nor is a
-    capitalised pronoun mid-sentence (a title word: "who directed It Happened One Night").
+    A pronoun inside a known name ("It Rains in Caldry", "They Came Home") is not one, nor is a
+    capitalised pronoun mid-sentence (a title word: "who painted It Rains in Caldry").
     """
     spans = _protected_spans(question, protected)
     found = [m for m in _DEMONSTRATIVE_RE.finditer(question) if _is_demonstrative(question, m)]
@@ -237,7 +237,7 @@ async def title_spans(question: str, tools: Toolbox, protected: Iterable[str] = 
     """Known entity labels in ``question`` that contain one of its reference words.
 
     Every span of 2..6 words around a reference word is checked against the label index, so
-    "it happened one night" (any case, even sentence-initial) is a title, not a pronoun.
+    "it rains in caldry" (any case, even sentence-initial) is a title, not a pronoun.
     """
     words = [(m.start(), m.end()) for m in _WORD.finditer(question)]
     found: list[str] = []
@@ -363,7 +363,7 @@ class Contextualizer(Role[ContextualizerSettings]):
         candidates = referent_candidates(history)
         protected = [r.name for r in candidates]
         if history and needs_context(q.text, protected):
-            # exact labels in the question ("It Happened One Night") are titles, not references
+            # exact labels in the question ("It Rains in Caldry") are titles, not references
             protected += await title_spans(q.text, ctx.tools, protected)
         if not history or not needs_context(q.text, protected):
             ctx.trace.record("decision", role=self.instance_name, decision="contextualize", source="trivial",
