@@ -141,7 +141,8 @@ def test_relative_that_and_names_are_not_references():
     for question in ("which towns lie on the rivers that flow through Mirovo",
                      "which bowls that were fired in Caldry are blue",
                      "who crafted the books that Ada Brook issued",
-                     "what did the makers that trained under Ilse Marrow make"):
+                     "what did the makers that trained under Ilse Marrow make",
+                     "which makers were born in the same city as Jonas Pike"):
         assert not needs_context(question), question
 
 

@@ -113,6 +113,8 @@ def _is_demonstrative(question: str, m: re.Match[str]) -> bool:
     if m.group(1) and m.group(1).lower() == "that":
         prev = _previous_word(question, m.start())
         return prev is None or prev in _BEFORE_DEMONSTRATIVE or (len(prev) > 3 and prev.endswith("ed"))
+    if not m.group(1):  # "the same town as Ostrand" compares within the question: nothing to resolve
+        return not re.match(r"\s+as\b", question[m.end():], re.IGNORECASE)
     return True
 
 
