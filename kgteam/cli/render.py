@@ -71,7 +71,7 @@ def answer_renderable(answer: Answer, *, max_triples: int = 12, show_queries: bo
         table.add_column("predicate")
         table.add_column("object")
         for t in ev.triples[:max_triples]:
-            # Text, not str: labels come from the KG and may contain rich markup like "[/]" or "[film]".
+            # Text, not str: labels come from the KG and may contain rich markup like "[/]" or "[draft]".
             table.add_row(Text(t.subject_label or t.subject), Text(t.predicate_label or t.predicate),
                           Text(t.object_label or t.object))
         if len(ev.triples) > max_triples:

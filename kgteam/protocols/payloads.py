@@ -60,7 +60,7 @@ class RouteDecision(Payload):
 
 
 class TriplePattern(BaseModel):
-    """One pattern such as ``<?film, directed by, Joel Zwick>``; ``?x`` marks an unknown."""
+    """One pattern such as ``<?bridge, designed by, Ava Lindqvist>``; ``?x`` marks an unknown."""
 
     subject: str
     predicate: str

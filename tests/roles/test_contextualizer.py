@@ -3,14 +3,25 @@
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
+import pytest
 from roles_helpers import decisions, env, make_ctx, null_model
 
 from kgteam.llm.scripted import ScriptedModel
 from kgteam.protocols.payloads import Answer, AnswerValue, Question
-from kgteam.roles.contextualizer import Contextualizer, deterministic_rewrite, needs_context
+from kgteam.roles.contextualizer import (
+    Contextualizer,
+    choose_referent,
+    deterministic_rewrite,
+    needs_context,
+    reference_kind,
+    reference_noun,
+    references,
+    referent_candidates,
+)
 
-HISTORY = [("what movies did [Temuera Morrison] act in",
+HISTORY = [("what movies did Temuera Morrison act in",
             Answer(text="Tracker", values=[AnswerValue(label="Tracker", iri="http://example.org/metaqa/e/Tracker")]))]
 
 
@@ -43,7 +54,7 @@ async def test_invalid_rewrite_falls_back_to_pronoun_replacement(small_tools):
 
 
 def test_deterministic_rewrite_uses_topic_when_no_values():
-    history = [("who directed [Tracker]", Answer(text="I don't know.", status="unknown"))]
+    history = [("who directed Tracker", Answer(text="I don't know.", status="unknown"))]
     assert deterministic_rewrite("when was it released", history) == "when was Tracker released"
     assert needs_context("what else did he direct") and not needs_context("who directed Tracker")
 
@@ -114,3 +125,82 @@ async def test_he_refers_to_the_person_topic_not_to_the_answer_films(demo_tools)
     ctx = make_ctx(null_model(), demo_tools, history=history)
     [q] = await Contextualizer().handle(env(Question(text="what else did he direct?")), ctx)
     assert q.text == "what else did William Dieterle direct?"
+
+
+# ---------------------------------------------------------------- generic English references
+def test_demonstratives_with_any_noun_are_references():
+    for question in ("who built that bridge", "where is this one", "is that river longer", "who else lives in the same town",
+                     "and who made that?", "That workshop, when was it founded"):
+        assert needs_context(question), question
+    [m] = references("when was that bridge opened")
+    assert m.group(0) == "that bridge" and reference_noun(m.group(0)) == "bridge"
+    assert reference_noun("that one") is None and reference_noun("it") is None
+
+
+def test_relative_that_and_names_are_not_references():
+    for question in ("which towns lie on the rivers that flow through Mirovo",
+                     "which bowls that were fired in Caldry are blue",
+                     "who crafted the books that Ada Brook issued",
+                     "what did the makers that trained under Ilse Marrow make",
+                     "which makers were born in the same city as Jonas Pike"):
+        assert not needs_context(question), question
+
+
+def test_reference_kind_is_grammatical():
+    assert [reference_kind(w) for w in ("he", "Her", "his")] == ["person"] * 3
+    assert [reference_kind(w) for w in ("it", "its", "that one", "this river", "the same town")] == ["thing"] * 5
+    assert [reference_kind(w) for w in ("they", "them", "their")] == ["any"] * 3
+
+
+def test_possessive_her_only_before_a_noun():
+    history = [("who made the Heron Vase", Answer(text="Odile Strand", values=[AnswerValue(label="Odile Strand")]))]
+    assert deterministic_rewrite("what is her birthplace", history) == "what is Odile Strand's birthplace"
+    assert deterministic_rewrite("which prize went to her", history) == "which prize went to Odile Strand"
+
+
+# ---------------------------------------------------------------- the referent from the KG (own KG, with classes)
+ATELIER = Path(__file__).resolve().parents[1] / "data" / "kgs" / "atelier" / "atelier.ttl"
+AT = "http://example.org/atelier/"
+
+
+@pytest.fixture(scope="module")
+def atelier_tools(tmp_path_factory: pytest.TempPathFactory):
+    from kgteam.tools.kg import open_kg
+    from kgteam.tools.kg_tools import KGTools
+    from kgteam.tools.loading import build_kg
+
+    home = tmp_path_factory.mktemp("ctx_atelier")
+    build_kg([ATELIER], "atelier", home=home, progress=False)
+    tools = KGTools.from_kg(open_kg("atelier", home=home))
+    yield tools
+    tools.close()
+
+
+MADE_BY_ODILE = [("What did Odile Strand make?",
+                  Answer(text="Heron Vase", values=[AnswerValue(label="Heron Vase", iri=AT + "HeronVase")]))]
+WHO_MADE_VASE = [("Who made the Heron Vase?",
+                  Answer(text="Odile Strand", values=[AnswerValue(label="Odile Strand", iri=AT + "OdileStrand")]))]
+
+
+async def test_that_noun_picks_the_candidate_whose_kg_class_matches(atelier_tools):
+    # recency says Heron Vase (the last answer); the noun "maker" names Odile Strand's class
+    ctx = make_ctx(null_model(), atelier_tools, history=MADE_BY_ODILE)
+    candidates = referent_candidates(MADE_BY_ODILE)
+    assert [c.name for c in candidates] == ["Heron Vase", "Odile Strand"]
+    assert await choose_referent(ctx, "which prize did that maker win", "that maker", candidates) == ("Odile Strand", True)
+    [q] = await Contextualizer().handle(env(Question(text="which prize did that maker win?")), ctx)
+    assert q.text == "which prize did Odile Strand win?"
+    [q] = await Contextualizer().handle(env(Question(text="what is that piece made from?")), ctx)
+    assert q.text == "what is Heron Vase made from?"
+
+
+async def test_personal_pronouns_prefer_who_answers_and_it_prefers_the_rest(atelier_tools):
+    ctx = make_ctx(null_model(), atelier_tools, history=WHO_MADE_VASE)
+    [q] = await Contextualizer().handle(env(Question(text="and where was she born?")), ctx)
+    assert q.text == "where was Odile Strand born?"
+    [q] = await Contextualizer().handle(env(Question(text="what is it made from?")), ctx)
+    assert q.text == "what is Heron Vase made from?"
+    # after a "what" question, "he"/"she" is the named topic, not the answer thing
+    ctx = make_ctx(null_model(), atelier_tools, history=MADE_BY_ODILE)
+    [q] = await Contextualizer().handle(env(Question(text="where was she born?")), ctx)
+    assert q.text == "where was Odile Strand born?"

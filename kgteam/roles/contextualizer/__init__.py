@@ -9,6 +9,7 @@ from kgteam.roles.contextualizer.role import (
     needs_context,
     previous_topic,
     reference_kind,
+    reference_noun,
     references,
     referent_candidates,
     referents,
@@ -17,6 +18,6 @@ from kgteam.roles.contextualizer.role import (
 
 __all__ = [
     "Contextualizer", "ContextualizerSettings", "Referent", "choose_referent", "deterministic_rewrite",
-    "needs_context", "previous_topic", "reference_kind", "references", "referent_candidates", "referents",
+    "needs_context", "previous_topic", "reference_kind", "reference_noun", "references", "referent_candidates", "referents",
     "title_spans",
 ]

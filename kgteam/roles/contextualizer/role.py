@@ -1,16 +1,24 @@
-"""Contextualizer: turns a chat follow-up ("and who directed it?") into a standalone question.
+"""Contextualizer: turns a chat follow-up ("and where was it made?") into a standalone question.
 
 Without history, or when the question has no reference to resolve, it passes the question
-through without a model call. A pronoun that is part of a known title ("It Happened One Night",
-"They Live") is no reference. The referent is chosen by kind and checked against the KG ("it"
-after "who directed Kismet" is Kismet, not its director). The model rewrites the question from
-the session history; the rewrite must name something the history mentions and leave no reference
-unresolved, else a deterministic rewrite replaces the reference with the chosen referent.
+through without a model call. References are plain English: the pronouns it/its, they/them/their,
+he/she/him/her/his, and "that/this/the same <noun>" for any noun ("that one", "this river"). A
+pronoun that is part of a known name ("It Rains in Caldry", "They Came Home") is no reference.
+
+Which earlier thing a reference means is decided from the conversation and the KG, with no word
+list of any domain: he/she prefer what an earlier "who" question answered, else the last named
+entity; it/that prefer anything else; "that <noun>" prefers a candidate whose KG class labels (or
+own label) share the noun's stem; a candidate that has a relation whose label shares a word with
+the question scores too ("when was it founded": a founding year). The model rewrites the question
+from the session history; the rewrite must name something the history mentions and leave no
+reference unresolved, else a deterministic rewrite replaces the reference with the chosen referent.
 """
 
 from __future__ import annotations
 
+import contextlib
 import re
+import unicodedata
 from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import ClassVar, Literal
@@ -22,31 +30,49 @@ from kgteam.protocols.payloads import Answer, Question
 from kgteam.roles.base import Role, RoleContext
 from kgteam.roles.choice import produce
 from kgteam.roles.contract import handles
-from kgteam.roles.lexical import cue_hits, relation_cues, tokens
-from kgteam.roles.triad.parsing import is_exact_hit
-from kgteam.tools.iri import local_name
+from kgteam.tools.iri import humanise, local_name
 from kgteam.tools.toolbox import Toolbox
-from kgteam.tools.types import ToolError
+from kgteam.tools.types import LabelHit, ToolError
 
-_WORK_REFS = [r"that (?:film|movie|one)", r"this (?:film|movie|one)", r"the same (?:film|movie)", r"it", r"its"]
-_PERSON_REFS = [r"that (?:person|actor|actress|director|writer)", r"this person", r"him", r"her", r"his", r"he",
-                r"she"]
-_PLURAL_REFS = [r"they", r"them", r"their"]
-_REF_RE = re.compile(r"\b(?:" + "|".join(_WORK_REFS + _PERSON_REFS + _PLURAL_REFS) + r")\b", re.IGNORECASE)
-_WORK_RE = re.compile(r"(?:" + "|".join(_WORK_REFS) + r")", re.IGNORECASE)
-_PERSON_RE = re.compile(r"(?:" + "|".join(_PERSON_REFS) + r")", re.IGNORECASE)
-_POSSESSIVE = {"its", "their", "his", "her"}
-_BRACKET = re.compile(r"\[([^\[\]]+)\]")
+
+def _words(text: str) -> frozenset[str]:
+    return frozenset(text.split())
+
+
+_PERSONAL = _words("he she him her his")
+_NEUTER = _words("it its")
+_PLURAL = _words("they them their")
+_PRONOUN_RE = re.compile(r"\b(?:" + "|".join(sorted(_PERSONAL | _NEUTER | _PLURAL)) + r")\b", re.IGNORECASE)
+# "that river", "this one", "the same town"; a bare "that"/"this" ending the question ("who made that?")
+_DEMONSTRATIVE_RE = re.compile(r"\b(?:(that|this)|the\s+same)\s+([A-Za-z][\w-]*)\b", re.IGNORECASE)
+_BARE_DEMONSTRATIVE_RE = re.compile(r"\b(?:that|this)(?=\s*[?.!]*\s*$)", re.IGNORECASE)
+# English function words: never the noun of "that <noun>"
+_FUNCTION = _words(
+    "a an the of in on at by for to from with and or but is are was were be been being do does did has have "
+    "had can could would should will shall may might must not no also too very so then than there here "
+    "this that these those it its he she him her his they them their we our you your i me my who whom "
+    "whose what which when where why how all any some each every more most other else same such as into "
+    "about over under after before between through during"
+)
+# words after which "that" starts a noun phrase, not a relative clause ("in that town", "is that one")
+_BEFORE_DEMONSTRATIVE = _words(
+    "of in on at by for to from with into about like than and or but is are was were be been do does did "
+    "has have had what which who whom whose where when how why made wrote won built gave took saw found "
+    "got kept left led held sold bought taught began"
+)
+_POSSESSIVE = {"its", "their", "his"}
 _CAPS = re.compile(r"\b[A-Z][\w'.-]*(?:\s+(?:[A-Z][\w'.-]*|of|the|and|de|la|von|van))*")
 _SENTENCE_START = re.compile(r"(?:^\s*|[.?!:;]\s+|^\s*(?:and|so|then|ok(?:ay)?|also)[\s,]+)$", re.IGNORECASE)
 _WORD = re.compile(r"[\w'-]+", re.UNICODE)
 _MAX_TITLE_WORDS = 6
-_PERSON_TYPES = ("person", "human", "people", "actor", "director", "writer", "agent")
-# naming/typing predicates every entity may have: they say nothing about its kind
+_WHO = _words("who whom whose")
+_WH = _words("what which who whom whose when where how why")
+_SUFFIXES = ("ings", "ing", "ies", "ied", "ers", "ed", "es", "er", "s")
+# naming/typing predicates every entity may have: they say nothing about what the question asks
 _NAMING = {"label", "altlabel", "preflabel", "type", "name", "comment", "description"}
 _MAX_SCORED = 5  # candidates checked against the KG (each costs a schema lookup)
 
-RefKind = Literal["work", "person", "any"]
+RefKind = Literal["thing", "person", "any"]
 
 
 class ContextualizerSettings(BaseModel):
@@ -70,15 +96,42 @@ def _protected_spans(question: str, protected: Iterable[str]) -> list[tuple[int,
     return spans
 
 
-def references(question: str, protected: Iterable[str] = ()) -> list[re.Match[str]]:
-    """The reference words of ``question`` that point back into the conversation.
+def _previous_word(question: str, pos: int) -> str | None:
+    """The word right before ``pos``, or None at the start of a sentence or clause."""
+    before = question[:pos]
+    if _SENTENCE_START.search(before) or re.search(r"[,;:(]\s*$", before):
+        return None
+    words = _WORD.findall(before)
+    return words[-1].lower() if words else None
 
-    A pronoun inside a known name ("It Happened One Night", "They Live") is not one, nor is a
-    capitalised pronoun mid-sentence (a title word: "who directed It Happened One Night").
+
+def _is_demonstrative(question: str, m: re.Match[str]) -> bool:
+    """"that/this/the same <noun>" points back; a relative "that" ("the towns that lie on") does not."""
+    noun = m.group(2)
+    if not noun.islower() or noun.lower() in _FUNCTION:
+        return False  # "that Ada Brook built", "that it was", "that was"
+    if m.group(1) and m.group(1).lower() == "that":
+        prev = _previous_word(question, m.start())
+        return prev is None or prev in _BEFORE_DEMONSTRATIVE or (len(prev) > 3 and prev.endswith("ed"))
+    if not m.group(1):  # "the same town as Ostrand" compares within the question: nothing to resolve
+        return not re.match(r"\s+as\b", question[m.end():], re.IGNORECASE)
+    return True
+
+
+def references(question: str, protected: Iterable[str] = ()) -> list[re.Match[str]]:
+    """The reference words of ``question`` that point back into the conversation, in order.
+
+    Pronouns (it, they, him, her ...) and "that/this/the same <noun>" ("that one", "this river").
+    A pronoun inside a known name ("It Rains in Caldry", "They Came Home") is not one, nor is a
+    capitalised pronoun mid-sentence (a title word: "who painted It Rains in Caldry").
     """
     spans = _protected_spans(question, protected)
+    found = [m for m in _DEMONSTRATIVE_RE.finditer(question) if _is_demonstrative(question, m)]
+    found += [m for m in _BARE_DEMONSTRATIVE_RE.finditer(question)
+              if not any(d.start() <= m.start() < d.end() for d in found)]
+    found += [m for m in _PRONOUN_RE.finditer(question) if not any(d.start() <= m.start() < d.end() for d in found)]
     out = []
-    for m in _REF_RE.finditer(question):
+    for m in sorted(found, key=lambda m: m.start()):
         if any(s <= m.start() and m.end() <= e for s, e in spans):
             continue
         if m.group(0)[:1].isupper() and not _SENTENCE_START.search(question[: m.start()]):
@@ -92,22 +145,34 @@ def needs_context(question: str, protected: Iterable[str] = ()) -> bool:
 
 
 def reference_kind(word: str) -> RefKind:
-    """What a reference points at: a work (it, that film), a person (he, her) or either (they)."""
-    if _WORK_RE.fullmatch(word):
-        return "work"
-    if _PERSON_RE.fullmatch(word):
+    """What a reference points at: a thing (it, that one, this river), a person (he, her) or either (they)."""
+    w = " ".join(word.lower().split())
+    if w in _PERSONAL:
         return "person"
-    return "any"
+    if w in _PLURAL:
+        return "any"
+    return "thing"
+
+
+def reference_noun(word: str) -> str | None:
+    """The noun of "that river" / "the same town" (None for pronouns and "that one")."""
+    parts = word.lower().split()
+    if len(parts) < 2 or parts[-1] == "one":
+        return None
+    return parts[-1]
 
 
 def previous_topic(question: str) -> str | None:
-    """The entity an earlier question was about: a [bracketed] span, else its longest capitalised span."""
-    m = _BRACKET.search(question)
-    if m:
-        return m.group(1)
+    """The entity an earlier question was about: its longest capitalised span."""
     spans = [s.strip() for s in _CAPS.findall(question[1:] if question[:1].isupper() else question)]
-    spans = [s for s in spans if s.lower() not in {"i", "what", "who", "which", "when", "where", "how"}]
+    spans = [s for s in spans if s.lower() not in {"i", *_WH}]
     return max(spans, key=len) if spans else None
+
+
+def _asks_who(question: str) -> bool:
+    """The question's wh-word is who/whom/whose: its answers are people (or people-like agents)."""
+    first = next((w for w in (t.lower() for t in _WORD.findall(question)) if w in _WH), None)
+    return first in _WHO
 
 
 @dataclass
@@ -115,15 +180,17 @@ class Referent:
     name: str
     iri: str | None = None
     from_answer: bool = True  # an answer value (else the previous question's topic)
+    asked_who: bool = False  # an answer to a "who" question
 
 
 def referent_candidates(history: list[tuple[str, Answer]]) -> list[Referent]:
     """Things a follow-up may point at, most recent first: last answer's values, then its topic."""
     out: dict[str, Referent] = {}
     for q, a in reversed(history):
+        who = _asks_who(q)
         for v in a.values[:3]:
             if v.label:
-                out.setdefault(v.label, Referent(v.label, v.iri, True))
+                out.setdefault(v.label, Referent(v.label, v.iri, True, who))
         topic = previous_topic(q)
         if topic:
             out.setdefault(topic, Referent(topic, None, False))
@@ -135,6 +202,16 @@ def referents(history: list[tuple[str, Answer]]) -> list[str]:
     return [r.name for r in referent_candidates(history)]
 
 
+def _possessive(question: str, m: re.Match[str]) -> bool:
+    word = m.group(0).lower()
+    if word in _POSSESSIVE:
+        return True
+    if word != "her":
+        return False
+    nxt = _WORD.match(question[m.end():].lstrip())
+    return nxt is not None and nxt.group(0).lower() not in _FUNCTION  # "her birthplace", not "to her"
+
+
 def deterministic_rewrite(question: str, history: list[tuple[str, Answer]], *, target: str | None = None,
                           protected: Iterable[str] = ()) -> str:
     """Replace the first reference with ``target`` (default: the most recent candidate)."""
@@ -144,16 +221,25 @@ def deterministic_rewrite(question: str, history: list[tuple[str, Answer]], *, t
     if not target or not refs:
         return question
     m = refs[0]
-    word = m.group(0).lower()
-    text = question[: m.start()] + (f"{target}'s" if word in _POSSESSIVE else target) + question[m.end():]
+    text = question[: m.start()] + (f"{target}'s" if _possessive(question, m) else target) + question[m.end():]
     return re.sub(r"^\s*(?:and|so|then|ok(?:ay)?|also)\b[\s,]*", "", text, flags=re.IGNORECASE).strip()
+
+
+def _normalise(text: str) -> str:
+    return " ".join(_WORD.findall(unicodedata.normalize("NFKC", text).casefold()))
+
+
+def _exact(hit: LabelHit, text: str) -> bool:
+    """The label index knows ``text`` exactly (as the hit's label or one of its aliases)."""
+    want = _normalise(text)
+    return hit.exact or _normalise(hit.matched) == want or _normalise(hit.label) == want
 
 
 async def title_spans(question: str, tools: Toolbox, protected: Iterable[str] = ()) -> list[str]:
     """Known entity labels in ``question`` that contain one of its reference words.
 
-    Every span of 2..6 words around a reference word is checked with the generalist's exact-label
-    test, so "it happened one night" (any case, even sentence-initial) is a title, not a pronoun.
+    Every span of 2..6 words around a reference word is checked against the label index, so
+    "it rains in caldry" (any case, even sentence-initial) is a title, not a pronoun.
     """
     words = [(m.start(), m.end()) for m in _WORD.finditer(question)]
     found: list[str] = []
@@ -169,7 +255,7 @@ async def title_spans(question: str, tools: Toolbox, protected: Iterable[str] = 
                     hits = await tools["search_entities"](text, k=5)
                 except (ToolError, ValueError):
                     continue
-                if any(is_exact_hit(h, text) for h in hits):
+                if any(_exact(h, text) for h in hits):
                     hit = text
                     break
             if hit:
@@ -186,26 +272,66 @@ async def _resolve_iri(ctx: RoleContext, ref: Referent) -> str | None:
         hits = await ctx.tools["search_entities"](ref.name, k=3)
     except (ToolError, ValueError):
         return None
-    exact = [h for h in hits if is_exact_hit(h, ref.name)]
+    exact = [h for h in hits if _exact(h, ref.name)]
     return exact[0].iri if exact else None
+
+
+def _stem(word: str) -> str:
+    w = word.lower().strip("'-")
+    for suf in _SUFFIXES:
+        if len(w) - len(suf) >= 3 and w.endswith(suf):
+            return w[: -len(suf)]
+    return w
+
+
+def _same_stem(a: str, b: str) -> bool:
+    a, b = _stem(a), _stem(b)
+    return a == b or (min(len(a), len(b)) >= 4 and (a.startswith(b) or b.startswith(a)))
+
+
+def _content_words(text: str) -> list[str]:
+    return [w for w in (t.lower() for t in _WORD.findall(humanise(text, split_camel=True) or text))
+            if w not in _FUNCTION and len(w) > 2]
+
+
+async def _type_labels(ctx: RoleContext, types: list[str], cache: dict[str, str]) -> list[str]:
+    """Labels of the KG classes ``types`` (the class's own label, else its humanised local name)."""
+    out = []
+    for t in types[:8]:
+        if t not in cache:
+            label = None
+            with contextlib.suppress(ToolError, ValueError):
+                label = (await ctx.tools["entity_schema"](t)).label
+            cache[t] = label or humanise(local_name(t), split_camel=True) or t
+        out.append(cache[t])
+    return out
 
 
 async def choose_referent(ctx: RoleContext, question: str, ref_word: str,
                           candidates: list[Referent]) -> tuple[str | None, bool]:
-    """The candidate the reference most plausibly means, checked against the KG.
+    """The candidate the reference most plausibly means, from the conversation and the KG.
 
-    A candidate scores for being the right kind (a work for "it", a person for "he"; a KG entity
-    without outgoing edges or with a person-like type counts as a person) and for actually having
-    a relation the question's wording asks about ("when was it released": a release year).
-    Ties keep the recency order. Returns the name and whether it clearly beat every other candidate.
+    Scores: he/she/him/her/his prefer an answer of an earlier "who" question (2), else a named
+    topic (1); it/its/that prefer anything but a "who" answer (1); "that <noun>" scores 3 for a
+    candidate whose KG class labels or own label share the noun's stem; a candidate with a
+    relation whose label shares a content word with the question scores 1 ("when was it founded":
+    a founding year). Ties keep the recency order. Returns the name and whether it clearly beat
+    every other candidate (a unique best with more than the recency default).
     """
     if not candidates:
         return None, False
     kind = reference_kind(ref_word)
-    qt = [t for t in tokens(question) if t != ref_word.lower()]
+    noun = reference_noun(ref_word)
+    skip = set(_content_words(ref_word))
+    qwords = [w for w in _content_words(question) if w not in skip and w not in _WH]
+    type_cache: dict[str, str] = {}
     best, best_score, scores = candidates[0].name, -1.0, []
     for ref in candidates[:_MAX_SCORED]:
         score = 0.0
+        if kind == "person":
+            score += 2.0 if ref.from_answer and ref.asked_who else 0.0 if ref.from_answer else 1.0
+        elif kind == "thing":
+            score += 0.0 if ref.from_answer and ref.asked_who else 1.0
         iri = await _resolve_iri(ctx, ref)
         if iri is not None:
             try:
@@ -213,20 +339,18 @@ async def choose_referent(ctx: RoleContext, question: str, ref_word: str,
             except (ToolError, ValueError):
                 schema = None
             if schema is not None:
-                outgoing = [p for p in schema.outgoing if local_name(p.predicate).lower() not in _NAMING]
-                person = not outgoing or any(w in t.lower() for t in schema.types for w in _PERSON_TYPES)
-                if (kind == "work" and not person) or (kind == "person" and person):
-                    score += 2.0
-                stats = [p for p in [*schema.outgoing, *schema.incoming] if local_name(p.predicate).lower() not in _NAMING]
-                if any(cue_hits(qt, relation_cues([s.label])) for s in stats):
+                if noun:
+                    names = [*await _type_labels(ctx, schema.types, type_cache), schema.label or ref.name]
+                    if any(_same_stem(noun, w) for n in names for w in _content_words(n)):
+                        score += 3.0
+                stats = [s for s in [*schema.outgoing, *schema.incoming]
+                         if local_name(s.predicate).lower() not in _NAMING]
+                if any(_same_stem(q, w) for s in stats for w in _content_words(s.label) for q in qwords):
                     score += 1.0
-        elif kind == "work" and not ref.from_answer:
-            score += 0.5  # an unlinked topic of the last question is likelier a work than its answer values
         scores.append(score)
         if score > best_score:
             best, best_score = ref.name, score
-    # decisive only on KG evidence (kind or relation), and only when no other candidate ties
-    return best, best_score >= 1.0 and sorted(scores)[-2:-1] != [best_score]
+    return best, best_score >= 2.0 and sorted(scores)[-2:-1] != [best_score]
 
 
 class Contextualizer(Role[ContextualizerSettings]):
@@ -241,7 +365,7 @@ class Contextualizer(Role[ContextualizerSettings]):
         candidates = referent_candidates(history)
         protected = [r.name for r in candidates]
         if history and needs_context(q.text, protected):
-            # exact labels in the question ("It Happened One Night") are titles, not references
+            # exact labels in the question ("It Rains in Caldry") are titles, not references
             protected += await title_spans(q.text, ctx.tools, protected)
         if not history or not needs_context(q.text, protected):
             ctx.trace.record("decision", role=self.instance_name, decision="contextualize", source="trivial",
