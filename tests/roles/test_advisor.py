@@ -8,7 +8,14 @@ from roles_helpers import E, R, add, decisions, env, make_ctx, null_model, pick
 
 from kgteam.llm.scripted import ScriptedModel
 from kgteam.protocols.budgets import Budgets, BudgetUsage
-from kgteam.protocols.payloads import Answer, Question, RetrySignal
+from kgteam.protocols.payloads import (
+    Answer,
+    QueryCandidates,
+    QueryResult,
+    Question,
+    RetrySignal,
+    SparqlTemplate,
+)
 from kgteam.roles.lineage import BranchView, Lineage, RunView
 from kgteam.roles.triad.advisor import Advisor, AdvisorSettings
 from kgteam.roles.triad.decision_maker import DecisionMaker
@@ -23,6 +30,17 @@ async def _through_dm(question, tools, model, transcript=None, *, used=None):
     tpl = add(transcript, parsed, "generalist")[-1]
     dm_out = await DecisionMaker().handle(tpl, ctx)
     result = add(transcript, dm_out, "decision_maker")[-1]
+    return ctx, result
+
+
+async def _empty_result(question, tools, model, *, used=None):
+    """A run whose query came back empty (the decision maker found no filling with rows)."""
+    transcript: list = []
+    q = add(transcript, [Question(text=question)], "user")[0]
+    ctx = make_ctx(model, tools, transcript, used=used)
+    add(transcript, await Generalist(GeneralistSettings(use_model=False)).handle(q, ctx), "generalist")
+    result = add(transcript, [QueryCandidates(queries=[]), QueryResult(sparql="SELECT ?x WHERE { ?x ?p ?o }",
+                                                                        outcome="empty_result")], "decision_maker")[-1]
     return ctx, result
 
 
@@ -58,18 +76,19 @@ async def test_two_hop_evidence_connects_topic_to_answer(small_tools):
 
 
 async def test_empty_result_sends_a_retry_with_a_hint(small_tools):
-    ctx, result = await _through_dm("which films share the same director as Lone Film", small_tools,
-                                    ScriptedModel())
+    ctx, result = await _empty_result("which films share the same director as Lone Film", small_tools,
+                                      ScriptedModel())
     [signal] = await Advisor().handle(result, ctx)
     assert isinstance(signal, RetrySignal) and signal.reason == "empty_result" and signal.attempt == 1
     hint = signal.hint
-    assert signal.phase == "parsing" and hint.hops == 1 and hint.note
+    tried = len(ctx.ancestor(SparqlTemplate).relation_placeholders)
+    assert signal.phase == "parsing" and hint.hops is not None and hint.hops != tried and hint.note
 
 
 async def test_after_the_retry_budget_the_model_answers_ungrounded(small_tools):
     model = ScriptedModel().add("advisor", None, json.dumps({"answers": ["Stanley Kubrick"], "answer": "Kubrick"}))
-    ctx, result = await _through_dm("which films share the same director as Lone Film", small_tools, model,
-                                    used=BudgetUsage(retries=3))
+    ctx, result = await _empty_result("which films share the same director as Lone Film", small_tools, model,
+                                      used=BudgetUsage(retries=3))
     ctx.budgets.limits = Budgets(max_retries=3)
     [answer] = await Advisor().handle(result, ctx)
     assert isinstance(answer, Answer) and answer.grounded is False
@@ -118,8 +137,8 @@ def test_wording_checks():
 # ---------------------------------------------------------------- "I don't know" is a valid reply
 async def test_an_empty_own_knowledge_reply_means_unknown_without_repair(small_tools):
     model = ScriptedModel().add("advisor", None, json.dumps({"answers": [], "answer": ""}))
-    ctx, result = await _through_dm("which films share the same director as Lone Film", small_tools, model,
-                                    used=BudgetUsage(retries=3))
+    ctx, result = await _empty_result("which films share the same director as Lone Film", small_tools, model,
+                                      used=BudgetUsage(retries=3))
     ctx.budgets.limits = Budgets(max_retries=3)
     [answer] = await Advisor().handle(result, ctx)
     assert isinstance(answer, Answer) and answer.status == "unknown" and not answer.grounded

@@ -13,9 +13,11 @@ from kgteam.protocols.payloads import (
     QueryResult,
     Question,
     RelationCandidates,
+    SparqlTemplate,
 )
 from kgteam.roles.triad.decision_maker import DecisionMaker
 from kgteam.roles.triad.generalist import Generalist, GeneralistSettings
+from kgteam.roles.triad.templates import chain_template
 
 
 async def _prepared(question, tools, model):
@@ -23,7 +25,9 @@ async def _prepared(question, tools, model):
     q = add(transcript, [Question(text=question)], "user")[0]
     parsed = await Generalist(GeneralistSettings(use_model=False)).handle(q, make_ctx(model, tools, transcript))
     envs = add(transcript, parsed, "generalist")
-    return make_ctx(model, tools, transcript), envs[-1]
+    ctx = make_ctx(model, tools, transcript)
+    ctx.lineage_transcript = transcript
+    return ctx, envs[-1]
 
 
 def _answers(result: QueryResult) -> set[str]:
@@ -38,16 +42,14 @@ async def test_one_hop_needs_no_model_when_nothing_is_ambiguous(small_tools):
     ents = next(p for p in out if isinstance(p, EntityCandidates))
     assert ents.candidates[0].iri == E + "Temuera%20Morrison"
     rels = next(p for p in out if isinstance(p, RelationCandidates))
-    assert rels.candidates[0].iri == R + "starred_actors" and rels.candidates[0].source == "traversal:in"
+    assert rels.candidates[0].iri == R + "starred_actors" and rels.candidates[0].source == "paths:in"
     result = next(p for p in out if isinstance(p, QueryResult))
     assert _answers(result) == {E + "Tracker", E + "Once%20Were%20Warriors", E + "River%20Queen"}
     assert model.calls == []
 
 
 async def test_two_hop_traverses_from_the_first_hop_neighbours(small_tools):
-    model = (ScriptedModel()
-             .add("decision_maker", "step 2", pick("directed_by"))
-             .add("decision_maker", "Candidate queries", pick("directed_by", k=1)))
+    model = ScriptedModel().add("decision_maker", "Candidate queries", pick("directed by", k=1))
     ctx, template = await _prepared("who directed the films that Temuera Morrison acted in", small_tools, model)
     out = await DecisionMaker().handle(template, ctx)
     r1 = [p for p in out if isinstance(p, RelationCandidates)][1]
@@ -60,7 +62,7 @@ async def test_two_hop_traverses_from_the_first_hop_neighbours(small_tools):
                                                                   ("R1", R + "directed_by")]
     result = next(p for p in out if isinstance(p, QueryResult))
     assert _answers(result) == {E + "Ian%20Sharp", E + "Lee%20Tamahori", E + "Vincent%20Ward"}
-    assert decisions(ctx.trace, role="decision_maker", decision="relations.R1")[0]["source"] == "llm"
+    assert all(d["source"] == "llm" for d in decisions(ctx.trace, role="decision_maker", decision="query"))
 
 
 async def test_model_cannot_inject_an_iri(small_tools):
@@ -77,11 +79,15 @@ async def test_model_cannot_inject_an_iri(small_tools):
 
 async def test_all_fillings_empty_gives_an_empty_result(small_tools):
     model = ScriptedModel()
-    # "Lone Film" has one director who directed nothing else: the 2-hop reading finds nothing
-    ctx, template = await _prepared("which films share the same director as Lone Film", small_tools, model)
+    # "Lone Film" has one director who directed nothing else: no 3-hop reading returns anything
+    ctx, _ = await _prepared("which films share the same director as Lone Film", small_tools, model)
+    template = add(ctx.lineage_transcript, [SparqlTemplate(template=chain_template(3), entity_placeholders=["E0"],
+                                                           relation_placeholders=["R0", "R1", "R2"])],
+                   "generalist")[-1]
+    ctx = make_ctx(model, small_tools, ctx.lineage_transcript)
     out = await DecisionMaker().handle(template, ctx)
     cands = next(p for p in out if isinstance(p, QueryCandidates))
-    assert cands.selected is None and cands.queries and all(q.row_count == 0 for q in cands.queries)
+    assert cands.selected is None and all(q.row_count == 0 for q in cands.queries)
     result = next(p for p in out if isinstance(p, QueryResult))
     assert result.rows == [] and result.outcome == "empty_result"
 

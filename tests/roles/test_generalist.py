@@ -15,8 +15,8 @@ from kgteam.protocols.payloads import (
     SparqlTemplate,
     TriplePatterns,
 )
+from kgteam.roles.semantic import SemanticLayer, spot_mentions
 from kgteam.roles.triad.generalist import Generalist, GeneralistSettings
-from kgteam.roles.triad.parsing import analyse, spot_mentions
 from kgteam.roles.triad.templates import TemplateError, chain_template, parse_chain
 
 
@@ -27,16 +27,17 @@ def _by_kind(payloads):
 async def test_label_spotting_finds_the_longest_exact_span(small_tools):
     found = await spot_mentions("which movies did Temuera Morrison act in", small_tools.toolbox())
     assert found[0].text == "Temuera Morrison"
-    found = await spot_mentions("what movies share the director of [Once Were Warriors]", small_tools.toolbox())
-    assert found[0].text == "Once Were Warriors" and found[0].bracketed
+    found = await spot_mentions("what movies share the director of Once Were Warriors", small_tools.toolbox())
+    assert found[0].text == "Once Were Warriors"
 
 
-def test_cue_analysis_counts_hops():
-    assert analyse("who directed Tracker", None).hops == 1
-    assert analyse("who directed the films written by Nathan Cole", None).hops == 2
-    assert analyse("which films have the same director as Tracker", None).hops == 2
-    assert analyse("who co-starred with Ray Winstone", None).hops == 2
-    assert analyse("when was Tracker released", None).answer_type == "date"
+async def test_the_layer_decides_the_hop_count_from_the_words(small_tools):
+    layer = SemanticLayer(small_tools.toolbox())  # lexical similarity only: no embedder needed
+    one = await layer.rank("who directed Tracker")
+    assert one.best.hops == 1 and one.best.steps[0].words == "directed"
+    two = await layer.rank("who directed the films written by Nathan Cole")
+    assert [s.words for s in two.best.steps] == ["written", "directed"]
+    assert [s.direction for s in two.best.steps] == ["in", "out"]
 
 
 def test_templates_reject_iris_and_non_chains():
@@ -62,7 +63,8 @@ async def test_deterministic_parse_without_model(small_tools):
     assert out["triple_patterns"].patterns[0].subject == "Ian Sharp"
     assert out["sparql_template"].relation_placeholders == ["R0", "R1"]
     assert "http" not in out["sparql_template"].template
-    assert out["answer_type"].type == "date"
+    best = out["relation_paths"].best
+    assert best.hops == 2 and best.steps[0].words == "directed"  # the words that named each hop are kept
 
 
 async def test_valid_model_parse_is_used(small_tools):
@@ -85,11 +87,11 @@ async def test_iri_in_template_is_repaired_then_parser_decides(small_tools):
     ctx = make_ctx(model, small_tools)
     out = await Generalist().handle(env(Question(text="who directed Tracker")), ctx)
     kinds = [p.kind for p in out]
-    assert kinds == ["triple_patterns", "answer_type", "sparql_template"]
-    tpl = out[2]
+    assert kinds == ["relation_paths", "triple_patterns", "answer_type", "sparql_template"]
+    tpl = out[3]
     assert isinstance(tpl, SparqlTemplate) and "http" not in tpl.template
-    assert isinstance(out[0], TriplePatterns) and out[0].patterns[0].subject == "Tracker"
-    assert isinstance(out[1], AnswerType)
+    assert isinstance(out[1], TriplePatterns) and out[1].patterns[0].subject == "Tracker"
+    assert isinstance(out[2], AnswerType)
     assert len(model.calls) == 2  # bounded: first try + one repair
     assert "placeholders" in model.calls[1].messages[-1]["content"]
     [ev] = decisions(ctx.trace, role="generalist")
@@ -105,5 +107,5 @@ async def test_retry_hint_forces_a_different_hop_count(small_tools):
     ctx = make_ctx(model, small_tools, [q])
     sig = RetrySignal(phase="parsing", reason="empty_result", hint=RetryHint(hops=2))
     out = await Generalist().handle(env(sig, "advisor"), ctx)
-    assert out[2].relation_placeholders == ["R0", "R1"]  # the hint wins over the stubborn model
+    assert out[3].relation_placeholders == ["R0", "R1"]  # the hint wins over the stubborn model
     assert decisions(ctx.trace, role="generalist")[0]["source"] == "fallback"

@@ -10,7 +10,6 @@ from roles_helpers import E, R, pick
 
 from kgteam.agents.team import TeamRunner
 from kgteam.llm.scripted import ScriptedModel
-from kgteam.protocols.payloads import QueryCandidates, RetrySignal, SparqlTemplate
 from kgteam.roles.base import ListTrace
 from kgteam.team_builder import playbook_runner
 
@@ -99,25 +98,8 @@ async def test_invalid_output_is_repaired_then_falls_back_visibly(demo_tools):
     assert parse[0]["source"] == "fallback" and parse[0]["attempts"] == 2  # one try + one bounded repair
     assert "placeholders" in parse[0]["errors"][0]
     assert "generalist.parse" in answer.fallbacks
-    assert any(f.startswith("decision_maker.relations") for f in answer.fallbacks)
     assert "advisor.answer" in answer.fallbacks
     assert "has_tags" not in answer.evidence.queries[0].sparql
-
-
-async def test_empty_result_retries_with_a_hint_and_a_different_query(small_tools):
-    model = ScriptedModel().add("*", None, "no idea")  # everything by fallback
-    runner_ = runner(model, small_tools)
-    answer = await runner_.ask("which films share the same director as Lone Film")
-    transcript = runner_.last_run.transcript
-    signals = [e.payload for e in transcript if isinstance(e.payload, RetrySignal)]
-    assert signals and signals[0].reason == "empty_result"
-    assert signals[0].hint.hops == 1
-    templates = [e.payload for e in transcript if isinstance(e.payload, SparqlTemplate)]
-    assert [len(t.relation_placeholders) for t in templates] == [2, 1]
-    cands = [e.payload for e in transcript if isinstance(e.payload, QueryCandidates)]
-    first = {q.sparql for q in cands[0].queries}
-    assert cands[1].selected is not None and cands[1].queries[cands[1].selected].sparql not in first
-    assert answer.grounded and [v.label for v in answer.values] == ["Solo Director"]
 
 
 async def test_chat_follow_up_is_contextualized(small_tools):
@@ -135,7 +117,7 @@ async def test_llm_budget_stop_still_gives_the_grounded_answer_so_far(small_tool
     from kgteam.protocols.budgets import Budgets
 
     model = ScriptedModel().add("*", None, "no idea")
-    team = playbook_runner("triad", model, small_tools, budgets=Budgets(max_llm_calls=6))
+    team = playbook_runner("triad", model, small_tools, budgets=Budgets(max_llm_calls=4))
     answer = await team.ask("who directed Tracker")
     assert answer.stopped_by == "max_llm_calls"
     assert answer.grounded and [v.label for v in answer.values] == ["Ian Sharp"]  # from Advisor.finalize

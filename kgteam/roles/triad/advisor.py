@@ -181,7 +181,6 @@ class Advisor(Role[AdvisorSettings]):
         matches, confidence = self._reading(lineage)
         evidence = Evidence(matches=matches, triples=triples,
                             queries=[EvidenceQuery(sparql=result.sparql, row_count=len(result.rows))])
-        fallbacks = fallback_keys(getattr(ctx.trace, "events", []))
         if confidence is not None and confidence < self.settings.min_confidence:
             ctx.trace.record("abstain", role=self.instance_name, confidence=confidence,
                              threshold=self.settings.min_confidence)
@@ -189,13 +188,13 @@ class Advisor(Role[AdvisorSettings]):
             return Answer(text=f"I don't know: my best reading of the question ({reading}) is not certain enough "
                                f"(confidence {confidence:.2f}). Best guess: {_join(names, 5)}.",
                           status="unknown", grounded=False, confidence=confidence, guess=answer_values,
-                          evidence=evidence, fallbacks=fallbacks)
+                          evidence=evidence, fallbacks=fallback_keys(getattr(ctx.trace, "events", [])))
         text = _join(names, self.settings.max_listed)
         if phrase and names:
             text = await self._phrase(ctx, question, names, text)
         return Answer(text=text, values=answer_values, status="answered",
                       grounded=_grounded_by(triples, answer_values, matches), confidence=confidence,
-                      evidence=evidence, fallbacks=fallbacks)
+                      evidence=evidence, fallbacks=fallback_keys(getattr(ctx.trace, "events", [])))
 
     @staticmethod
     def _reading(lineage: Lineage) -> tuple[list[RelationMatch], float | None]:

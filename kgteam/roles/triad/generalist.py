@@ -60,6 +60,7 @@ Parse = list[RelationPaths | TriplePatterns | AnswerType | SparqlTemplate]
 
 class Generalist(Role[GeneralistSettings]):
     name: ClassVar[str] = "generalist"
+    reads = (RelationPaths,)
     tools: ClassVar[tuple[str, ...]] = ("search_entities", "entity_schema", "run_sparql", "labels_for")
     prompts: ClassVar[tuple[str, ...]] = ("generalist_parse",)
 
