@@ -34,6 +34,7 @@ class HttpEmbedder:
         batch_size: int = 64,
         timeout_s: float = 30.0,
         attempts: int = 4,
+        backoff_s: float = 0.5,
         client: httpx.Client | None = None,
     ) -> None:
         if not base_url.startswith(("http://", "https://")):
@@ -45,6 +46,7 @@ class HttpEmbedder:
         self.name = f"openai:{model}"
         self.batch_size = batch_size
         self.attempts = max(1, attempts)
+        self.backoff_s = backoff_s
         headers = {"Authorization": f"Bearer {api_key}"} if api_key else {}
         self._client = client or httpx.Client(timeout=timeout_s, headers=headers)
         self.dim = dim if dim is not None else int(self._post(["dimension probe"]).shape[1])
@@ -65,7 +67,7 @@ class HttpEmbedder:
     def _post(self, batch: list[str]) -> np.ndarray:
         retry = Retrying(
             stop=stop_after_attempt(self.attempts),
-            wait=wait_exponential_jitter(initial=0.5, max=8.0),
+            wait=wait_exponential_jitter(multiplier=self.backoff_s, max=8.0, jitter=self.backoff_s),
             retry=retry_if_exception_type(_Transient),
             reraise=True,
         )
@@ -104,7 +106,8 @@ class HttpEmbedder:
             raise EmbeddingError(f"embedding server {self.url} returned malformed embeddings") from None
         if matrix.ndim == 3 and matrix.shape[1] >= 1:  # llama.cpp without pooling: one vector per token
             raise EmbeddingError(f"{self.url} returned token embeddings, not pooled ones; start the server with "
-                                 "a pooling type (llama.cpp: --pooling mean)")
+                                 "a pooling type (llama.cpp: --pooling mean; llama-cpp-python: "
+                                 "--kv_overrides <arch>.pooling_type=int:1)")
         if matrix.ndim != 2 or matrix.shape[1] == 0:
             raise EmbeddingError(f"embedding server {self.url} returned embeddings of shape {matrix.shape}")
         return normalise_rows(matrix)
