@@ -27,6 +27,7 @@ from kgteam.tools.loading.layout import (
 from kgteam.tools.loading.manifest import KGManifest
 from kgteam.tools.loading.progress import ProgressCallback
 from kgteam.tools.types import ToolError
+from kgteam.tools.vectors.store import KGVectors
 
 __all__ = [
     "DEMO_KG_NAME",
@@ -56,6 +57,7 @@ class KnowledgeGraph:
     store: TripleStore
     labels: LabelIndex
     manifest: dict[str, Any] = field(default_factory=dict)
+    vectors: KGVectors | None = None  # the vectors/ folder, when the KG has one
 
     @property
     def base_iri(self) -> str | None:
@@ -133,12 +135,19 @@ def open_kg(name_or_path: str | Path, home: Path | None = None) -> KnowledgeGrap
     except BaseException:
         store.close()
         raise
+    try:
+        vectors = KGVectors.open(folder, manifest.vectors)
+    except BaseException:
+        store.close()
+        labels.close()
+        raise
     return KnowledgeGraph(
         name=manifest.name,
         path=folder,
         store=store,
         labels=labels,
         manifest=manifest.model_dump(mode="json"),
+        vectors=vectors,
     )
 
 
