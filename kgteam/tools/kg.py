@@ -136,7 +136,7 @@ def open_kg(name_or_path: str | Path, home: Path | None = None) -> KnowledgeGrap
         store.close()
         raise
     try:
-        vectors = KGVectors.open(folder, manifest.vectors)
+        vectors = KGVectors.open(folder)
     except BaseException:
         store.close()
         labels.close()
@@ -159,16 +159,18 @@ def demo_kb_path() -> Path:
     return path
 
 
-def install_demo_kg(home: Path | None = None, progress: bool | ProgressCallback = False) -> KGManifest:
-    """(Re)builds the demo KG ``metaqa`` from the bundled MetaQA KB."""
-    return build_kg([demo_kb_path()], DEMO_KG_NAME, home=home, format="metaqa", progress=progress)
+def install_demo_kg(home: Path | None = None, progress: bool | ProgressCallback = False,
+                    embed: bool = True) -> KGManifest:
+    """(Re)builds the demo KG ``metaqa`` from the bundled MetaQA KB (with its vectors, unless ``embed=False``)."""
+    return build_kg([demo_kb_path()], DEMO_KG_NAME, home=home, format="metaqa", progress=progress, embed=embed)
 
 
-def ensure_demo_kg(home: Path | None = None, progress: bool | ProgressCallback = False) -> KnowledgeGraph:
-    """Opens the demo KG, installing it first when it is not there (a few seconds)."""
+def ensure_demo_kg(home: Path | None = None, progress: bool | ProgressCallback = False,
+                   embed: bool = True) -> KnowledgeGraph:
+    """Opens the demo KG, installing it first when it is not there (about 12 s with vectors, 4 s without)."""
     try:
         return open_kg(DEMO_KG_NAME, home)
     except KGNotFoundError:
         pass
-    install_demo_kg(home, progress=progress)
+    install_demo_kg(home, progress=progress, embed=embed)
     return open_kg(DEMO_KG_NAME, home)

@@ -24,6 +24,7 @@ from kgteam.tools.vectors.index import EXACT_MAX_ROWS, VectorIndex
 from kgteam.tools.vectors.verbalise import TermTable, fact_triples, read_labels, relation_texts
 
 EMBED_BATCH = 4096
+INFO_FILE = "info.json"
 # (what, done, total) -> None, called between batches from the building thread
 EmbedProgress = Callable[[str, int, int], None]
 
@@ -69,8 +70,11 @@ def build_vectors(store: ox.Store, folder: Path, embedder: Embedder, *, triples:
         np.save(folder / "triples.ids.npy", np.asarray(ids, dtype=np.int32).reshape(-1, 3), allow_pickle=False)
         (folder / "terms.json").write_text(json.dumps(table.to_json()), encoding="utf-8")
         n_triples, kind = len(ids), index.kind
-    return VectorsInfo(embedder=embedder.name, dim=embedder.dim, relations=len(iris), relation_rows=len(texts),
+    info = VectorsInfo(embedder=embedder.name, dim=embedder.dim, relations=len(iris), relation_rows=len(texts),
                        triples=n_triples, triples_kind=kind, build_seconds=round(time.perf_counter() - started, 3))
+    # written last and inside the folder, so the files and what made them are swapped in together
+    (folder / INFO_FILE).write_text(info.model_dump_json(indent=2), encoding="utf-8")
+    return info
 
 
 @dataclass(frozen=True)
@@ -110,11 +114,16 @@ class KGVectors:
         self._lock = threading.Lock()
 
     @classmethod
-    def open(cls, kg_folder: Path, info: VectorsInfo | None) -> KGVectors | None:
-        """The KG's vectors, or None when it has none."""
+    def open(cls, kg_folder: Path) -> KGVectors | None:
+        """The KG's vectors, or None when it has none (or an unfinished folder)."""
         folder = kg_folder / VECTORS_DIR
-        if info is None or not (folder / "relations.json").is_file():
+        if not (folder / INFO_FILE).is_file():
             return None
+        try:
+            info = VectorsInfo.model_validate_json((folder / INFO_FILE).read_text(encoding="utf-8"))
+        except ValueError as exc:
+            raise EmbeddingError(f"{folder / INFO_FILE} is unreadable ({exc}); rebuild with `kgteam embed NAME`") \
+                from None
         return cls(folder, info)
 
     @property
