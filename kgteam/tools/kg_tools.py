@@ -138,7 +138,7 @@ class KGTools:
             return await asyncio.to_thread(self.labels.search, text, k, "relation")
         lexical, dense = await asyncio.gather(
             asyncio.to_thread(self.labels.search, text, k, "relation"),
-            asyncio.to_thread(self._dense_relation_hits, text, k),
+            asyncio.to_thread(self._dense_relation_hits, text, max(k, 20)),
         )
         return fuse_relation_hits(lexical, dense, k)
 
@@ -442,14 +442,33 @@ def _literal_datatype(kind: str, datatype: str) -> str | None:
     return RDF_LANGSTRING if datatype.startswith("@") else datatype or XSD_STRING
 
 
+DENSE_MARGIN = 0.25  # dense hits this far below the best cosine do not vote
+LEXICAL_RATIO = 0.5  # lexical hits below this fraction of the best label score do not vote
+
+
 def fuse_relation_hits(lexical: list[LabelHit], dense: list[LabelHit], k: int) -> list[LabelHit]:
-    """Lexical and dense relation hits in one list by reciprocal-rank fusion; exact label matches
-    stay first (a relation named as written beats any paraphrase), the score is the fused one."""
+    """Lexical and dense relation hits in one list by reciprocal-rank fusion.
+
+    Only confident hits vote: the label index is typo tolerant, so on a paraphrase it returns
+    relations sharing a stop word ("of") or a near-spelling ("comment" for "comes"), and a KG with
+    few relations puts every relation in the dense list. Ties go to the higher cosine, exact label
+    matches stay first (a relation named as written beats any paraphrase); the score is the fused one
+    (0 for the hits that only fill the list up to ``k``).
+    """
+    cosine = {h.iri: h.score for h in dense}
+    best_dense = max(cosine.values(), default=0.0)
+    best_lex = max((h.score for h in lexical), default=0.0)
+    lex_votes = [h.iri for h in lexical if h.exact or h.score >= LEXICAL_RATIO * best_lex]
+    dense_votes = [h.iri for h in dense if h.score >= best_dense - DENSE_MARGIN]
     by_iri: dict[str, LabelHit] = {}
     for hit in [*lexical, *dense]:
         by_iri.setdefault(hit.iri, hit)
-    fused = reciprocal_rank_fusion([[h.iri for h in lexical], [h.iri for h in dense]])
+    fused = reciprocal_rank_fusion([lex_votes, dense_votes])
+    fused.sort(key=lambda kv: (-round(kv[1], 9), -cosine.get(kv[0], -1.0)))
     hits = [by_iri[iri].model_copy(update={"score": round(score, 6)}) for iri, score in fused]
+    voted = {h.iri for h in hits}
+    rest = sorted((h for iri, h in by_iri.items() if iri not in voted), key=lambda h: -cosine.get(h.iri, -1.0))
+    hits += [h.model_copy(update={"score": 0.0}) for h in rest]  # to fill k: after every voted hit
     hits.sort(key=lambda h: not h.exact)
     return hits[:k]
 
