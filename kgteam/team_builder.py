@@ -147,8 +147,14 @@ def build_models(spec: TeamSpec, stack: contextlib.ExitStack) -> tuple[ChatModel
 
 
 def open_kg_tools(kg: KGSpec, stack: contextlib.ExitStack, home: Path | None = None) -> Any:
-    """KGTools over the spec's store and label index (closed when ``stack`` closes)."""
+    """KGTools over the spec's store, label index, vectors and embedder (closed when ``stack`` closes)."""
+    from kgteam.tools.embedding import EmbeddingError, build_embedder
     from kgteam.tools.kg_tools import KGTools
+
+    try:
+        embedder = build_embedder(kg.embedder)
+    except EmbeddingError as exc:
+        raise TeamBuildError(f"kg.embedder: {exc}") from exc
 
     if kg.backend == "oxigraph":
         from kgteam.tools.kg import open_kg
@@ -161,14 +167,14 @@ def open_kg_tools(kg: KGSpec, stack: contextlib.ExitStack, home: Path | None = N
             hint = " (run 'kgteam demo' or 'kgteam load' first)" if kg.name else ""
             raise TeamBuildError(f"kg: cannot open KG {target!r}: {exc}{hint}") from exc
         stack.callback(graph.close)
-        return KGTools(graph.store, graph.labels, default_timeout_s=kg.timeout_s, max_rows=kg.max_rows)
+        return KGTools.from_kg(graph, embedder=embedder, default_timeout_s=kg.timeout_s, max_rows=kg.max_rows)
     store = _construct(store_call(kg))
     _close_later(stack, store)
     _check_protocol(store, TripleStore, "kg.backend", kg.backend)
     labels = _open_labels(kg)
     _close_later(stack, labels)
     _check_protocol(labels, LabelIndex, "kg.labels.backend", kg.labels.backend if kg.labels else "?")
-    return KGTools(store, labels, default_timeout_s=kg.timeout_s, max_rows=kg.max_rows)
+    return KGTools(store, labels, default_timeout_s=kg.timeout_s, max_rows=kg.max_rows, embedder=embedder)
 
 
 def _check_protocol(obj: Any, protocol: type, where: str, name: str) -> None:

@@ -15,6 +15,7 @@ import typer
 from rich.console import Console
 from rich.table import Table
 
+from kgteam.tools.embedding.base import EmbeddingError
 from kgteam.tools.loading import FORMATS, LoadError, build_kg
 from kgteam.tools.loading.manifest import KGManifest
 
@@ -67,8 +68,11 @@ def load(
     demo: Annotated[bool, typer.Option("--demo", help="install the bundled MetaQA movie KB as KG 'metaqa'")] = False,
     home: Annotated[Path | None, typer.Option("--home", help="KG home (default: $KGTEAM_HOME or ~/.kgteam)")] = None,
     quiet: Annotated[bool, typer.Option("--quiet", "-q", help="no progress bar")] = False,
+    no_embed: Annotated[bool, typer.Option("--no-embed", help="skip the vector index (relation and triple "
+                                                              "embeddings); add it later with `kgteam embed NAME`")]
+    = False,
 ) -> None:
-    """Build (or rebuild) a named KG: Oxigraph store + label index. The previous KG stays until it succeeds."""
+    """Build (or rebuild) a named KG: Oxigraph store + label index + vector index. The previous KG stays until it succeeds."""
     if demo:
         if sources:
             raise _fail("--demo takes no input files")
@@ -91,14 +95,61 @@ def load(
                 progress=not quiet,
                 entity_labels=labels,
                 relation_labels=relation_labels,
+                embed=not no_embed,
             )
-    except LoadError as exc:
+    except (LoadError, EmbeddingError) as exc:
         raise _fail(str(exc)) from None
     except KeyboardInterrupt:
         raise _fail(f"interrupted; KG '{name}' was left as it was", 130) from None
     except OSError as exc:
         raise _fail(f"load failed: {exc}") from None
     typer.echo(_summary(manifest, time.perf_counter() - started))
+    if manifest.vectors is None and not no_embed:
+        typer.echo("no vector index: the embedded embedder (wordllama) is not installed; "
+                   "similar_triples is off and relation search is lexical only")
+
+
+def embed(
+    name: Annotated[str, typer.Argument(help="the KG to embed (a name from `kgteam kgs`)")],
+    provider: Annotated[str, typer.Option("--provider", help="wordllama (embedded, default) or openai (any "
+                                                             "OpenAI-compatible /v1/embeddings server)")]
+    = "wordllama",
+    base_url: Annotated[str | None, typer.Option("--base-url", help="openai: e.g. http://127.0.0.1:8080/v1")] = None,
+    model: Annotated[str | None, typer.Option("--model", help="openai: the embedding model name")] = None,
+    api_key_env: Annotated[str | None, typer.Option("--api-key-env", help="openai: env variable holding the key")]
+    = None,
+    relations_only: Annotated[bool, typer.Option("--relations-only", help="embed relation labels only, not the "
+                                                                          "triples")] = False,
+    home: Annotated[Path | None, typer.Option("--home", help="KG home (default: $KGTEAM_HOME or ~/.kgteam)")] = None,
+    quiet: Annotated[bool, typer.Option("--quiet", "-q", help="no progress bar")] = False,
+) -> None:
+    """Add (or rebuild) a KG's vector index: relation labels and triples as text, for similar_triples
+    and dense relation search. Teams must use the same embedder (kg.embedder)."""
+    from kgteam.config.schema import EmbedderSpec
+    from kgteam.tools.embedding import build_embedder
+    from kgteam.tools.vectors.attach import add_vectors
+
+    started = time.perf_counter()
+    try:
+        spec = EmbedderSpec(provider=provider, base_url=base_url, model=model,  # type: ignore[arg-type]
+                            api_key_env=api_key_env)
+    except ValueError as exc:
+        raise _fail(f"embedder: {exc}", 2) from None
+    try:
+        embedder = build_embedder(spec)
+        if embedder is None:
+            raise _fail("--provider none builds no vectors", 2)
+        with _terminate_as_interrupt():
+            manifest = add_vectors(name, embedder, home=home, triples=not relations_only, progress=not quiet)
+    except (LoadError, EmbeddingError) as exc:
+        raise _fail(str(exc)) from None
+    except KeyboardInterrupt:
+        raise _fail(f"interrupted; the vectors of KG '{name}' were left as they were", 130) from None
+    v = manifest.vectors
+    assert v is not None
+    typer.echo(f"KG '{name}': {v.relations:,} relations ({v.relation_rows:,} texts) and {v.triples:,} triples "
+               f"embedded with {v.embedder} ({v.dim} dims, {v.triples_kind} search) "
+               f"in {time.perf_counter() - started:,.1f}s")
 
 
 def kgs(
@@ -131,3 +182,4 @@ def register(app: typer.Typer) -> None:
     """Adds this module's commands to the ``kgteam`` app."""
     app.command("load")(load)
     app.command("kgs")(kgs)
+    app.command("embed")(embed)

@@ -95,6 +95,27 @@ class LabelsSpec(_Strict):
         return self
 
 
+class EmbedderSpec(_Strict):
+    """Which text embedder the KG tools use (relation search, ``similar_triples``, path scoring).
+
+    ``wordllama`` is the embedded default (no server, no download); ``openai`` is any
+    OpenAI-compatible ``/v1/embeddings`` server; ``none`` turns dense search off.
+    """
+
+    provider: Literal["wordllama", "openai", "none"] = "wordllama"
+    base_url: str | None = Field(None, description="openai: e.g. http://127.0.0.1:8080/v1")
+    model: str | None = Field(None, description="openai: the embedding model name the server expects")
+    api_key_env: str | None = Field(None, description="name of the env variable holding the API key")
+    batch_size: int = Field(64, gt=0)
+    timeout_s: float = Field(30.0, gt=0)
+
+    @model_validator(mode="after")
+    def _provider_needs(self) -> EmbedderSpec:
+        if self.provider == "openai" and not (self.base_url and self.model):
+            raise ValueError("embedder provider 'openai' needs 'base_url' and 'model'")
+        return self
+
+
 class KGSpec(_Strict):
     """The knowledge graph: an installed/embedded Oxigraph KG, or a SPARQL endpoint + label index."""
 
@@ -105,6 +126,8 @@ class KGSpec(_Strict):
     labels: LabelsSpec | None = None
     timeout_s: float = Field(10.0, gt=0, description="per-query timeout for the KG tools")
     max_rows: int = Field(10_000, gt=0)
+    embedder: EmbedderSpec = Field(default_factory=EmbedderSpec, description="text embedder (default: embedded "
+                                   "WordLlama)")
     options: dict[str, Any] = Field(default_factory=dict)  # passed to plugin backends
 
     @model_validator(mode="after")

@@ -19,6 +19,8 @@ from pydantic import Field
 
 from kgteam.tools.backends.base import LabelIndex, TripleStore
 from kgteam.tools.backends.rdf_terms import XSD_STRING, canonical_datatype, term_sort_key
+from kgteam.tools.embedding.base import Embedder, EmbeddingError
+from kgteam.tools.fusion import reciprocal_rank_fusion
 from kgteam.tools.iri import readable_name
 from kgteam.tools.sparql_guard import analyse_query, check_iri, sparql_iri
 from kgteam.tools.toolbox import Toolbox
@@ -28,12 +30,14 @@ from kgteam.tools.types import (
     NeighborTriple,
     PredicateStat,
     RDFTerm,
+    SimilarTriple,
     SparqlResult,
     ToolError,
 )
 
 if TYPE_CHECKING:
     from kgteam.tools.kg import KnowledgeGraph
+    from kgteam.tools.vectors.store import KGVectors
 
 RDF_TYPE = "http://www.w3.org/1999/02/22-rdf-syntax-ns#type"
 RDF_LANGSTRING = "http://www.w3.org/1999/02/22-rdf-syntax-ns#langString"
@@ -50,6 +54,7 @@ IriArg = Annotated[str, Field(min_length=1, description="absolute IRI of an enti
 _VALUES_BATCH = 400
 _TYPE_SAMPLE = 1_000
 _GRACE_S = 1.0
+_DEFAULT_EMBEDDER: Any = object()  # from_kg: "the embedded default", as opposed to None (no embedder)
 
 
 def _label_rank(term: RDFTerm) -> tuple[int, str]:
@@ -69,9 +74,15 @@ class KGTools:
         default_timeout_s: float = 10.0,
         max_rows: int = 10_000,
         edge_fetch: int = 0,
+        embedder: Embedder | None = None,
+        vectors: KGVectors | None = None,
     ) -> None:
         self.store = store
         self.labels = labels
+        # Text embedder for dense relation search, similar_triples and semantic scoring (None: lexical only).
+        self.embedder = embedder
+        # The KG's vector index (relations, triples), queried only with the embedder that made it.
+        self.vectors = vectors
         # Edges fetched per direction and hop before sorting and cutting (at least ``limit``);
         # raising it widens the backend-independent range at the cost of hub latency.
         self.edge_fetch = edge_fetch
@@ -80,8 +91,14 @@ class KGTools:
         self.max_rows = max_rows
 
     @classmethod
-    def from_kg(cls, kg: KnowledgeGraph, **kwargs: Any) -> KGTools:
-        return cls(kg.store, kg.labels, **kwargs)
+    def from_kg(cls, kg: KnowledgeGraph, *, embedder: Embedder | None = _DEFAULT_EMBEDDER, **kwargs: Any) -> KGTools:
+        """Tools over an opened KG, with its vectors when it has them; ``embedder`` defaults to the
+        embedded WordLlama (None when it is not installed); pass None for lexical search only."""
+        if embedder is _DEFAULT_EMBEDDER:
+            from kgteam.tools.embedding.choose import build_embedder
+
+            embedder = build_embedder()
+        return cls(kg.store, kg.labels, embedder=embedder, vectors=kg.vectors, **kwargs)
 
     def close(self) -> None:
         self.store.close()
@@ -115,9 +132,64 @@ class KGTools:
         return await asyncio.to_thread(self.labels.search, text, k, "entity")
 
     async def search_relations(self, text: SearchText, k: SearchK = 10) -> list[LabelHit]:
-        """Find knowledge-graph relations (predicates) by name."""
+        """Find knowledge-graph relations (predicates) by name or meaning (paraphrases match too)."""
         self._check_search(text, k)
-        return await asyncio.to_thread(self.labels.search, text, k, "relation")
+        if not self._dense_relations():
+            return await asyncio.to_thread(self.labels.search, text, k, "relation")
+        lexical, dense = await asyncio.gather(
+            asyncio.to_thread(self.labels.search, text, k, "relation"),
+            asyncio.to_thread(self._dense_relation_hits, text, max(k, 20)),
+        )
+        return fuse_relation_hits(lexical, dense, k)
+
+    def _dense_relations(self) -> bool:
+        """Whether relation vectors can be queried: present, and made by this embedder."""
+        if self.vectors is None or self.embedder is None:
+            return False
+        try:
+            self.vectors.check(self.embedder)
+        except EmbeddingError:
+            return False
+        return True
+
+    def _dense_relation_hits(self, text: str, k: int) -> list[LabelHit]:
+        assert self.vectors is not None and self.embedder is not None
+        query = self.embedder.embed([text])
+        return [
+            LabelHit(iri=m.iri, label=m.label, matched=m.matched, score=round(m.score, 6), kind="relation")
+            for m in self.vectors.search_relations(query, k)
+        ]
+
+    async def similar_triples(
+        self,
+        text: Annotated[str, Field(min_length=1, max_length=1000, description="a statement or question")],
+        k: SearchK = 10,
+    ) -> list[SimilarTriple]:
+        """KG triples whose wording is closest in meaning to a text (dense search over all facts)."""
+        self._check_search(text, k)
+        if self.vectors is None or not self.vectors.has_triples:
+            raise ToolError("this KG has no triple vectors: build them with `kgteam embed NAME` "
+                            "(or reload it without --no-embed)")
+        try:
+            embedder = self.vectors.check(self.embedder)
+        except EmbeddingError as exc:
+            raise ToolError(str(exc)) from None
+
+        def run() -> list[SimilarTriple]:
+            assert self.vectors is not None
+            matches = self.vectors.search_triples(embedder.embed([text]), k)
+            return [
+                SimilarTriple(
+                    subject=m.subject, predicate=m.predicate, object=m.object,
+                    object_is_literal=m.object_kind == "l",
+                    object_datatype=_literal_datatype(m.object_kind, m.object_datatype),
+                    subject_label=m.subject_label, predicate_label=m.predicate_label, object_label=m.object_label,
+                    score=round(m.score, 6),
+                )
+                for m in matches
+            ]
+
+        return await asyncio.to_thread(run)
 
     # ------------------------------------------------------------------ labels
 
@@ -363,4 +435,43 @@ class KGTools:
         return Toolbox.from_callables({name: getattr(type(self), name) for name in TOOL_NAMES}, [self])
 
 
-TOOL_NAMES = ("search_entities", "search_relations", "entity_schema", "neighbors", "run_sparql", "labels_for")
+def _literal_datatype(kind: str, datatype: str) -> str | None:
+    """The datatype IRI of a stored literal ("@en" marks a language-tagged one); None for IRIs."""
+    if kind != "l":
+        return None
+    return RDF_LANGSTRING if datatype.startswith("@") else datatype or XSD_STRING
+
+
+DENSE_MARGIN = 0.25  # dense hits this far below the best cosine do not vote
+LEXICAL_RATIO = 0.5  # lexical hits below this fraction of the best label score do not vote
+
+
+def fuse_relation_hits(lexical: list[LabelHit], dense: list[LabelHit], k: int) -> list[LabelHit]:
+    """Lexical and dense relation hits in one list by reciprocal-rank fusion.
+
+    Only confident hits vote: the label index is typo tolerant, so on a paraphrase it returns
+    relations sharing a stop word ("of") or a near-spelling ("comment" for "comes"), and a KG with
+    few relations puts every relation in the dense list. Ties go to the higher cosine, exact label
+    matches stay first (a relation named as written beats any paraphrase); the score is the fused one
+    (0 for the hits that only fill the list up to ``k``).
+    """
+    cosine = {h.iri: h.score for h in dense}
+    best_dense = max(cosine.values(), default=0.0)
+    best_lex = max((h.score for h in lexical), default=0.0)
+    lex_votes = [h.iri for h in lexical if h.exact or h.score >= LEXICAL_RATIO * best_lex]
+    dense_votes = [h.iri for h in dense if h.score >= best_dense - DENSE_MARGIN]
+    by_iri: dict[str, LabelHit] = {}
+    for hit in [*lexical, *dense]:
+        by_iri.setdefault(hit.iri, hit)
+    fused = reciprocal_rank_fusion([lex_votes, dense_votes])
+    fused.sort(key=lambda kv: (-round(kv[1], 9), -cosine.get(kv[0], -1.0)))
+    hits = [by_iri[iri].model_copy(update={"score": round(score, 6)}) for iri, score in fused]
+    voted = {h.iri for h in hits}
+    rest = sorted((h for iri, h in by_iri.items() if iri not in voted), key=lambda h: -cosine.get(h.iri, -1.0))
+    hits += [h.model_copy(update={"score": 0.0}) for h in rest]  # to fill k: after every voted hit
+    hits.sort(key=lambda h: not h.exact)
+    return hits[:k]
+
+
+TOOL_NAMES = ("search_entities", "search_relations", "entity_schema", "neighbors", "run_sparql", "labels_for",
+              "similar_triples")

@@ -64,6 +64,13 @@ class NeighborTriple(EvidenceTriple):
     hop: int = 1
 
 
+class SimilarTriple(EvidenceTriple):
+    """A KG triple whose sentence ("subject predicate object", by labels) is close to a text;
+    ``score`` is the cosine similarity (comparable across calls with the same embedder)."""
+
+    score: float
+
+
 class ToolError(KgteamError):
     """A tool refused or failed; the message is safe to show a user or an LLM."""
 

@@ -26,6 +26,7 @@ import pyoxigraph as ox
 
 from kgteam import __version__
 from kgteam.tools.backends.base import LabelDoc
+from kgteam.tools.embedding.base import Embedder
 from kgteam.tools.iri import (
     RDFS_LABEL,
     SKOS_ALT_LABEL,
@@ -49,6 +50,7 @@ from kgteam.tools.loading.layout import (
     OLD_PREFIX,
     STORE_DIR,
     TMP_PREFIX,
+    VECTORS_DIR,
     check_kg_name,
     dir_size,
     kgs_dir,
@@ -106,6 +108,11 @@ class _Reporter:
     def read(self, source: str, position: int) -> None:
         if self.callback is not None:
             self.callback(LoadProgress("read", source, self.triples, self.done_before + position, self.total))
+
+    def embed(self, what: str, done: int, total: int) -> None:
+        if self.callback is not None:
+            self.callback(LoadProgress("embed", what, self.triples, self.total, self.total, docs=done,
+                                       docs_total=total))
 
     def index(self, docs: int, docs_total: int) -> None:
         if self.callback is not None:
@@ -415,7 +422,7 @@ class _IndexWorker:
 def _build_into(tmp: Path, name: str, inputs: list[_Input], base: str, rep: _Reporter,
                 entity_labels: tuple[dict[str, str], SourceInfo | None],
                 relation_labels: tuple[dict[str, str], SourceInfo | None],
-                inverse_suffix: str | None) -> KGManifest:
+                inverse_suffix: str | None, embedder: Embedder | None) -> KGManifest:
     started = time.perf_counter()
     tmp.mkdir(parents=True)
     col = _Collected(base=base, entity_labels=entity_labels[0], relation_labels=relation_labels[0])
@@ -432,12 +439,17 @@ def _build_into(tmp: Path, name: str, inputs: list[_Input], base: str, rep: _Rep
             store.bulk_extend(itertools.chain(*streams, labeller.remaining()))
             store.flush()
             total_triples = len(store)
+            if not any(i.records for i in inputs):
+                # almost certainly the wrong file or format; never replace a KG with an empty one
+                raise LoadError("no triples found in the input", file=inputs[0].path if len(inputs) == 1 else None)
+            vectors = None
+            if embedder is not None:
+                from kgteam.tools.vectors.store import build_vectors
+
+                vectors = build_vectors(store, tmp / VECTORS_DIR, embedder, progress=rep.embed)
         finally:
             del store
             gc.collect()  # the RocksDB handle must be released before the folder is renamed
-        if not any(i.records for i in inputs):
-            # almost certainly the wrong file or format; never replace a KG with an empty one
-            raise LoadError("no triples found in the input", file=inputs[0].path if len(inputs) == 1 else None)
         label_docs = index.finish(rep)
     except BaseException:
         index.cancel()
@@ -467,10 +479,21 @@ def _build_into(tmp: Path, name: str, inputs: list[_Input], base: str, rep: _Rep
         build_seconds=round(time.perf_counter() - started, 3),
         created_at=datetime.now(UTC).isoformat(timespec="seconds"),
         kgteam_version=__version__,
+        vectors=vectors,
     )
     manifest.disk_bytes = dir_size(tmp)
     manifest.write(tmp)
     return manifest
+
+
+def _load_embedder(embed: bool | Embedder | None) -> Embedder | None:
+    if embed is None or embed is False:
+        return None
+    if embed is True:
+        from kgteam.tools.embedding.wordllama import default_embedder
+
+        return default_embedder()
+    return embed
 
 
 def _swap(kgs: Path, name: str, tmp: Path) -> Path:
@@ -501,6 +524,7 @@ def build_kg(
     entity_labels: str | Path | None = None,
     relation_labels: str | Path | None = None,
     inverse_suffix: str | None = INVERSE_SUFFIX,
+    embed: bool | Embedder | None = False,
 ) -> KGManifest:
     """Builds (or rebuilds) KG ``name`` under ``<home>/kgs/`` from ``sources`` and returns its manifest.
 
@@ -510,6 +534,8 @@ def build_kg(
     ``id<TAB>label`` files naming the ids of TSV input (e.g. FB15k-237). ``progress`` is
     ``True`` for a rich progress bar on stderr, ``False`` for none, or a callback receiving
     ``LoadProgress`` events (an exception raised there aborts the load cleanly).
+    ``embed`` also builds the ``vectors/`` folder (relation and triple vectors): ``True`` with the
+    embedded embedder (skipped when it is not installed), or with the ``Embedder`` given.
     Raises ``LoadError`` (file:line: problem) for bad input; the previous KG is then untouched.
     """
     if isinstance(sources, str | Path):
@@ -521,6 +547,7 @@ def build_kg(
         check_base_iri(base)
     except ValueError as exc:
         raise LoadError(str(exc)) from exc
+    embedder = _load_embedder(embed)
     labels = _read_labels_file(entity_labels)
     rel_labels = _read_labels_file(relation_labels)
     kgs = kgs_dir(home)
@@ -532,7 +559,7 @@ def build_kg(
         try:
             with show if show is not None else nullcontext():
                 manifest = _build_into(tmp, name, inputs, base, _Reporter(callback, inputs), labels, rel_labels,
-                                       inverse_suffix)
+                                       inverse_suffix, embedder)
             manifest.path = _swap(kgs, name, tmp)
         except BaseException:
             shutil.rmtree(tmp, ignore_errors=True)

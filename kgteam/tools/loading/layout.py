@@ -19,6 +19,7 @@ except ImportError:  # pragma: no cover - non-POSIX
 MANIFEST = "manifest.json"
 STORE_DIR = "store"
 LABELS_DIR = "labels"
+VECTORS_DIR = "vectors"
 _NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,127}$")
 # '+' never occurs in a KG name, so these prefixes cannot collide with another KG's work dirs.
 TMP_PREFIX = ".tmp+"

@@ -28,6 +28,18 @@ class KGCounts(BaseModel):
     label_docs: int  # documents in the label index (entities + relations)
 
 
+class VectorsInfo(BaseModel):
+    """The ``vectors/`` folder: which embedder made it (an index answers only that embedder's queries)."""
+
+    embedder: str
+    dim: int
+    relations: int  # relations indexed
+    relation_rows: int  # their texts (label, aliases, descriptions)
+    triples: int = 0  # triples indexed (0: relation index only)
+    triples_kind: str = "exact"  # exact (numpy) or hnsw
+    build_seconds: float = 0.0
+
+
 class KGManifest(BaseModel):
     layout_version: int = 1
     name: str
@@ -42,6 +54,7 @@ class KGManifest(BaseModel):
     build_seconds: float = 0.0
     created_at: str
     kgteam_version: str
+    vectors: VectorsInfo | None = None
     path: Path | None = Field(default=None, exclude=True)  # where it was read from / built to
 
     def write(self, folder: Path) -> None:

@@ -6,7 +6,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Literal
 
-Phase = Literal["read", "index", "finish"]
+Phase = Literal["read", "index", "embed", "finish"]
 
 
 @dataclass(frozen=True)
@@ -16,7 +16,7 @@ class LoadProgress:
     triples: int  # triples streamed so far (before de-duplication)
     bytes_done: int  # bytes of the input files read so far (on disk, i.e. compressed)
     bytes_total: int
-    docs: int = 0  # label documents indexed so far
+    docs: int = 0  # label documents indexed (phase "embed": texts embedded) so far
     docs_total: int = 0
 
 
@@ -44,6 +44,7 @@ class RichProgress:
         self._title = title
         self._read_task = None
         self._index_task = None
+        self._embed_tasks: dict[str, object] = {}
 
     def __enter__(self) -> RichProgress:
         self._progress.start()
@@ -72,4 +73,14 @@ class RichProgress:
                 )
             self._progress.update(
                 self._index_task, completed=event.docs, detail=f"{event.docs:,}/{event.docs_total:,} labels"
+            )
+        elif event.phase == "embed":
+            what = event.source or "texts"
+            task = self._embed_tasks.get(what)
+            if task is None:
+                task = self._embed_tasks[what] = self._progress.add_task(
+                    f"embedding {what}", total=max(event.docs_total, 1), detail=""
+                )
+            self._progress.update(
+                task, completed=event.docs, detail=f"{event.docs:,}/{event.docs_total:,} {what}"  # type: ignore[arg-type]
             )

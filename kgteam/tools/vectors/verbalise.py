@@ -1,0 +1,135 @@
+"""What gets embedded: relation texts (label, aliases, description) and triples as sentences.
+
+Read straight from the Oxigraph store, so the same code serves ``kgteam load`` (right after the
+store is written) and ``kgteam embed`` (on an existing KG). Labels are the ``rdfs:label`` the
+loader gave every IRI (English or untagged first); label triples themselves are not facts.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+
+import pyoxigraph as ox
+
+from kgteam.tools.iri import RDFS_LABEL, SKOS_ALT_LABEL, SKOS_NOTATION, SKOS_PREF_LABEL, readable_name
+
+RDFS_COMMENT = "http://www.w3.org/2000/01/rdf-schema#comment"
+SKOS_DEFINITION = "http://www.w3.org/2004/02/skos/core#definition"
+SCHEMA_DESCRIPTION = "http://schema.org/description"
+DESCRIPTION_PREDICATES = frozenset({RDFS_COMMENT, SKOS_DEFINITION, SCHEMA_DESCRIPTION})
+# Triples about names are labels, not facts: they are not verbalised as triples.
+NAME_PREDICATES = frozenset({RDFS_LABEL, SKOS_ALT_LABEL, SKOS_PREF_LABEL, SKOS_NOTATION})
+MAX_DESCRIPTION_CHARS = 300
+MAX_TEXT_CHARS = 400
+
+
+def _lang_rank(lang: str | None) -> int:
+    lang = (lang or "").lower()
+    return 0 if lang in ("", "en") else 1 if lang.startswith("en-") else 2
+
+
+@dataclass
+class TermTable:
+    """Distinct terms of the triples (``kind``: u = IRI, l = literal, b = blank node) with labels."""
+
+    values: list[str] = field(default_factory=list)
+    kinds: list[str] = field(default_factory=list)
+    datatypes: list[str] = field(default_factory=list)  # literal datatype or "@lang", else ""
+    labels: list[str] = field(default_factory=list)
+    _ids: dict[tuple[str, str, str], int] = field(default_factory=dict)
+
+    def id_of(self, term: object, label: str) -> int:
+        if isinstance(term, ox.NamedNode):
+            key = ("u", term.value, "")
+        elif isinstance(term, ox.Literal):
+            key = ("l", term.value, f"@{term.language}" if term.language else term.datatype.value)
+        else:
+            key = ("b", str(getattr(term, "value", term)), "")
+        got = self._ids.get(key)
+        if got is None:
+            got = self._ids[key] = len(self.values)
+            self.kinds.append(key[0])
+            self.values.append(key[1])
+            self.datatypes.append(key[2])
+            self.labels.append(label)
+        return got
+
+    def to_json(self) -> dict[str, list[str]]:
+        return {"values": self.values, "kinds": self.kinds, "datatypes": self.datatypes, "labels": self.labels}
+
+
+def read_labels(store: ox.Store) -> dict[str, str]:
+    """IRI -> its preferred ``rdfs:label``."""
+    best: dict[str, tuple[int, str]] = {}
+    for quad in store.quads_for_pattern(None, ox.NamedNode(RDFS_LABEL), None):
+        s, o = quad.subject, quad.object
+        if not isinstance(s, ox.NamedNode) or not isinstance(o, ox.Literal):
+            continue
+        cand = (_lang_rank(o.language), o.value)
+        if s.value not in best or cand < best[s.value]:
+            best[s.value] = cand
+    return {iri: v for iri, (_, v) in best.items()}
+
+
+def relation_texts(store: ox.Store, labels: dict[str, str]) -> tuple[list[str], list[str], list[int]]:
+    """Relation IRIs (sorted), and the texts that describe them with the relation each text belongs to.
+
+    Every predicate used by a fact gets its label; its ``skos:altLabel`` values and a description
+    (``rdfs:comment``, ``skos:definition``, ``schema:description``) become extra rows, so a
+    question can match a relation by any of its names.
+    """
+    predicates: set[str] = set()
+    for quad in store.quads_for_pattern(None, None, None):
+        p = quad.predicate.value
+        if p not in NAME_PREDICATES:
+            predicates.add(p)
+    iris = sorted(predicates)
+    extra: dict[str, list[str]] = defaultdict(list)
+    for pred_iri, kind in ((SKOS_ALT_LABEL, "alias"), *((d, "description") for d in sorted(DESCRIPTION_PREDICATES))):
+        for quad in store.quads_for_pattern(None, ox.NamedNode(pred_iri), None):
+            s, o = quad.subject, quad.object
+            if isinstance(s, ox.NamedNode) and s.value in predicates and isinstance(o, ox.Literal) \
+                    and _lang_rank(o.language) < 2:
+                text = " ".join(o.value.split())
+                if kind == "alias":
+                    text = text.replace("_", " ")
+                extra[s.value].append(text[:MAX_DESCRIPTION_CHARS])
+    texts: list[str] = []
+    owners: list[int] = []
+    for i, iri in enumerate(iris):
+        label = labels.get(iri) or readable_name(iri)
+        seen = {label.lower()}
+        texts.append(label)
+        owners.append(i)
+        for text in extra.get(iri, []):
+            if text and text.lower() not in seen:
+                seen.add(text.lower())
+                texts.append(text)
+                owners.append(i)
+    return iris, texts, owners
+
+
+def fact_triples(store: ox.Store, labels: dict[str, str], table: TermTable) -> Iterator[tuple[int, int, int, str]]:
+    """Each fact as term ids and its sentence "subject label predicate label object label"."""
+    cache: dict[str, str] = {}
+
+    def name(term: object) -> str:
+        if isinstance(term, ox.NamedNode):
+            got = cache.get(term.value)
+            if got is None:
+                got = cache[term.value] = labels.get(term.value) or readable_name(term.value)
+            return got
+        if isinstance(term, ox.Literal):
+            return " ".join(term.value.split())[:MAX_DESCRIPTION_CHARS]
+        return ""
+
+    for quad in store.quads_for_pattern(None, None, None):
+        p = quad.predicate
+        if p.value in NAME_PREDICATES:
+            continue
+        s, o = quad.subject, quad.object
+        sl, pl, ol = name(s), name(p), name(o)
+        text = " ".join(x for x in (sl, pl, ol) if x)[:MAX_TEXT_CHARS]
+        yield table.id_of(s, sl), table.id_of(p, pl), table.id_of(o, ol), text
