@@ -1,7 +1,7 @@
 """A loaded knowledge graph: its folder, opened store and label index, and where KGs live.
 
 ``open_kg("metaqa")`` finds ``<home>/kgs/metaqa/`` (``home`` = ``$KGTEAM_HOME`` or
-``~/.kgteam``); ``ensure_demo_kg()`` installs the bundled MetaQA movie KB there on first use.
+``~/.kgteam``); ``ensure_demo_kg()`` installs the bundled demo KB there on first use.
 """
 
 from __future__ import annotations

@@ -39,7 +39,7 @@ class SemanticSettings(BaseModel):
 
 def type_positions(tokens: list[Token], span: tuple[int, int] | None = None) -> set[int]:
     """Words that name a kind, not a relation: right after a question word ("which *club*"), or
-    between an article and the mention ("the *film* X", "the *soccer team* X")."""
+    between an article and the mention ("the *bridge* X", "the *river port* X")."""
     out: set[int] = set()
     if span and span[0] > 0:
         j = span[0] - 1

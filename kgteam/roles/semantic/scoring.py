@@ -2,10 +2,10 @@
 
 For every content unit ``u`` of the question (mention removed) the scorer turns its similarity
 to each relation label of the neighbourhood into a distribution ``p(label | u)`` that also
-holds a *null* outcome (the word names no relation: "movies" in "what movies did X make").
+holds a *null* outcome (the word names no relation: "bridges" in "what bridges did X build").
 A path is good when each step is named by its own unit, little relational meaning of the
 question is left unexplained, the steps follow the words' order outwards from the mention, and
-it is no longer than the question asks for. Walking one relation there and back ("films that
+it is no longer than the question asks for. Walking one relation there and back ("bridges that
 *share* a director") is free only when the question says so.
 """
 
@@ -102,7 +102,7 @@ class QuestionScorer:
             self.prob.append(probs)
             self.relational.append(1.0 - null / total)
         # a word about as close to several relations as to its best one, and not close to any,
-        # names the domain ("film" among film relations), not a relation: treat it as a kind word
+        # names the domain ("bridge" among bridge relations), not a relation: treat it as a kind word
         self.diffuse: set[int] = set()
         for i, u_sims in enumerate(sims):
             top = sorted(u_sims, reverse=True)[:2]
@@ -122,7 +122,7 @@ class QuestionScorer:
         return 1.0
 
     def can_name(self, i: int, label: str) -> bool:
-        """A word that names a kind ("the *film* X") names a relation only when it is unmistakable."""
+        """A word that names a kind ("the *bridge* X") names a relation only when it is unmistakable."""
         if set(self.units[i].positions) & self.type_positions or self.units[i].text in WH_WORDS or i in self.diffuse:
             return self.prob[i].get(label, 0.0) >= self.settings.kind_word_naming
         return True

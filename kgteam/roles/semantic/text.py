@@ -27,7 +27,7 @@ STOPWORDS = _words(
 WH_WORDS = _words("what which who whom whose when where how")
 # wh-words that carry relation meaning of their own ("where" ~ a place, "when" ~ a time)
 RELATIONAL_WH = _words("where when who")
-# closed-class words that say one relation is walked there and back ("films that *share* a cast")
+# closed-class words that say one relation is walked there and back ("bridges that *share* a builder")
 SAMENESS = _words("same share shares shared sharing also else together")
 _POSSESSIVE = _words("'s ' s")
 

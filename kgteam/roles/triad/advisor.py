@@ -99,8 +99,8 @@ def wording_problem(answer: str, listed: list[str], plain: str, question: str) -
 def _grounded_by(triples: list[EvidenceTriple], values: list[AnswerValue], matches: list[RelationMatch]) -> bool:
     """Grounded: the evidence reaches every answer, along relations the question's words named.
 
-    A step no word named is allowed only as the walk back of the step before it ("films that
-    share a director": the director relation, then the same relation in reverse).
+    A step no word named is allowed only as the walk back of the step before it ("bridges that
+    share a builder": the builder relation, then the same relation in reverse).
     """
     if not triples or not values:
         return False

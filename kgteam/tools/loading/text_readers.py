@@ -8,6 +8,7 @@ swapped, so ``A r_inverse B`` and ``B r A`` become one triple instead of two pre
 from __future__ import annotations
 
 from collections.abc import Iterable, Iterator
+from importlib import resources
 from typing import NamedTuple
 
 from kgteam.tools.loading.errors import LoadError
@@ -15,20 +16,16 @@ from kgteam.tools.loading.sources import OpenedSource, read_line_blocks, read_li
 
 INVERSE_SUFFIX = "_inverse"
 
-# The relations of the MetaQA / WikiMovies KB: used to split lines whose names contain '|'.
-METAQA_RELATIONS: frozenset[str] = frozenset(
-    {
-        "directed_by",
-        "written_by",
-        "starred_actors",
-        "release_year",
-        "in_language",
-        "has_tags",
-        "has_genre",
-        "has_imdb_votes",
-        "has_imdb_rating",
-    }
-)
+
+
+def _format_relations(name: str) -> frozenset[str]:
+    """Relation names a line format needs to split ambiguous lines, from the package's data files."""
+    text = resources.files("kgteam.data").joinpath(f"{name}_relations.txt").read_text(encoding="utf-8")
+    return frozenset(line.strip() for line in text.splitlines() if line.strip() and not line.startswith("#"))
+
+
+# The relations of the MetaQA / WikiMovies KB (a data file): used to split lines whose names contain '|'.
+METAQA_RELATIONS: frozenset[str] = _format_relations("metaqa")
 
 
 class NameTriple(NamedTuple):
