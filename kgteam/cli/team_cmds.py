@@ -73,7 +73,7 @@ def roles(as_json: Annotated[bool, typer.Option("--json", help="machine-readable
     """List installed roles (built-in and plugins): what they consume, produce and read, their tools."""
     infos = registry.describe_roles()
     if as_json:
-        typer.echo(json.dumps([vars(i) for i in infos], indent=2))
+        typer.echo(json.dumps([vars(i) for i in infos], indent=2, default=_jsonable))
         return
     table = Table(title="installed roles")
     for col in ("role", "consumes", "produces", "reads", "tools", "settings (--json)", "package"):
@@ -92,3 +92,11 @@ def register(app: typer.Typer) -> None:
     """Adds ``validate`` and ``roles`` to the ``kgteam`` app."""
     app.command("validate")(validate)
     app.command("roles")(roles)
+
+
+def _jsonable(value: object) -> object:
+    """Settings defaults may be pydantic models (nested settings): their JSON form."""
+    dump = getattr(value, "model_dump", None)
+    if callable(dump):
+        return dump(mode="json")
+    return str(value)
