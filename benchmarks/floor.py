@@ -71,6 +71,20 @@ def ensure_kg(name: str, sources: list[Path], fmt: str | None, base: str | None,
     build_kg(sources, name, **kwargs)
 
 
+def load_set(spec: str, data: Path, home: Path, n: int, seed: int) -> tuple[str, list[DatasetItem]] | str:
+    """The KG (built into ``home`` once) and the seeded questions of a set, or why it was skipped."""
+    if spec.startswith("own:"):
+        name = spec.split(":", 1)[1]
+        kg_file, questions = own_set(name)
+        ensure_kg(name, [kg_file], None, None, home)
+        return name, sample(load_dataset(str(questions)), n, seed)
+    kg_name, kb, fmt, base = SETS[spec]
+    if not (data / kb).exists():
+        return f"{kb} not available"
+    ensure_kg(kg_name, [data / kb], fmt, base, home)
+    return kg_name, sample(load_dataset(spec, data), n, seed)
+
+
 def first_hit(answer: Any, item: DatasetItem) -> bool:
     if not answer.values or answer.status != "answered":
         return False
@@ -134,19 +148,11 @@ def main(argv: list[str] | None = None) -> int:
         home = args.home or Path(tmp)
         for spec in args.sets:
             started = time.perf_counter()
-            if spec.startswith("own:"):
-                name = spec.split(":", 1)[1]
-                kg_file, questions = own_set(name)
-                ensure_kg(name, [kg_file], None, None, home)
-                items = sample(load_dataset(str(questions)), args.n, args.seed)
-                kg_name = name
-            else:
-                kg_name, kb, fmt, base = SETS[spec]
-                if not (data / kb).exists():
-                    out["results"][spec] = {"skipped": f"{kb} not available"}
-                    continue
-                ensure_kg(kg_name, [data / kb], fmt, base, home)
-                items = sample(load_dataset(spec, data), args.n, args.seed)
+            loaded = load_set(spec, data, home, args.n, args.seed)
+            if isinstance(loaded, str):
+                out["results"][spec] = {"skipped": loaded}
+                continue
+            kg_name, items = loaded
             result = asyncio.run(run_set(spec, items, kg_name, home, args.team))
             result["seconds_total"] = round(time.perf_counter() - started, 1)
             out["results"][spec] = result

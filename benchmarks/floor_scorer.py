@@ -20,9 +20,9 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from floor import DEFAULT_SETS, SETS, ensure_kg, own_set  # noqa: E402
+from floor import DEFAULT_SETS, load_set  # noqa: E402
 
-from kgteam.eval.datasets import default_data_dir, load_dataset, sample  # noqa: E402
+from kgteam.eval.datasets import default_data_dir  # noqa: E402
 from kgteam.eval.metrics import Predicted, match_item  # noqa: E402
 
 
@@ -81,18 +81,10 @@ def main() -> int:
     with tempfile.TemporaryDirectory(prefix="kgteam-scorer-") as tmp:
         home = args.home or Path(tmp)
         for spec in args.sets:
-            if spec.startswith("own:"):
-                name = spec.split(":", 1)[1]
-                kg_file, questions = own_set(name)
-                ensure_kg(name, [kg_file], None, None, home)
-                items = sample(load_dataset(str(questions)), args.n, args.seed)
-                kg_name = name
-            else:
-                kg_name, kb, fmt, base = SETS[spec]
-                if not (data / kb).exists():
-                    continue
-                ensure_kg(kg_name, [data / kb], fmt, base, home)
-                items = sample(load_dataset(spec, data), args.n, args.seed)
+            loaded = load_set(spec, data, home, args.n, args.seed)
+            if isinstance(loaded, str):
+                continue
+            kg_name, items = loaded
             res = asyncio.run(run(spec, items, kg_name, home, args.thresholds, args.show))
             result["results"][spec] = res
             print(f"{spec}: {res['hits_at_1']} " + " ".join(

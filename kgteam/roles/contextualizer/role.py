@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import contextlib
 import re
-import unicodedata
 from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import ClassVar, Literal
@@ -30,9 +29,11 @@ from kgteam.protocols.payloads import Answer, Question
 from kgteam.roles.base import Role, RoleContext
 from kgteam.roles.choice import produce
 from kgteam.roles.contract import handles
+from kgteam.roles.semantic.mentions import is_exact_hit
+from kgteam.roles.semantic.text import stem
 from kgteam.tools.iri import humanise, local_name
 from kgteam.tools.toolbox import Toolbox
-from kgteam.tools.types import LabelHit, ToolError
+from kgteam.tools.types import ToolError
 
 
 def _words(text: str) -> frozenset[str]:
@@ -67,7 +68,6 @@ _WORD = re.compile(r"[\w'-]+", re.UNICODE)
 _MAX_TITLE_WORDS = 6
 _WHO = _words("who whom whose")
 _WH = _words("what which who whom whose when where how why")
-_SUFFIXES = ("ings", "ing", "ies", "ied", "ers", "ed", "es", "er", "s")
 # naming/typing predicates every entity may have: they say nothing about what the question asks
 _NAMING = {"label", "altlabel", "preflabel", "type", "name", "comment", "description"}
 _MAX_SCORED = 5  # candidates checked against the KG (each costs a schema lookup)
@@ -225,16 +225,6 @@ def deterministic_rewrite(question: str, history: list[tuple[str, Answer]], *, t
     return re.sub(r"^\s*(?:and|so|then|ok(?:ay)?|also)\b[\s,]*", "", text, flags=re.IGNORECASE).strip()
 
 
-def _normalise(text: str) -> str:
-    return " ".join(_WORD.findall(unicodedata.normalize("NFKC", text).casefold()))
-
-
-def _exact(hit: LabelHit, text: str) -> bool:
-    """The label index knows ``text`` exactly (as the hit's label or one of its aliases)."""
-    want = _normalise(text)
-    return hit.exact or _normalise(hit.matched) == want or _normalise(hit.label) == want
-
-
 async def title_spans(question: str, tools: Toolbox, protected: Iterable[str] = ()) -> list[str]:
     """Known entity labels in ``question`` that contain one of its reference words.
 
@@ -255,7 +245,7 @@ async def title_spans(question: str, tools: Toolbox, protected: Iterable[str] = 
                     hits = await tools["search_entities"](text, k=5)
                 except (ToolError, ValueError):
                     continue
-                if any(_exact(h, text) for h in hits):
+                if any(is_exact_hit(h, text) for h in hits):
                     hit = text
                     break
             if hit:
@@ -272,20 +262,12 @@ async def _resolve_iri(ctx: RoleContext, ref: Referent) -> str | None:
         hits = await ctx.tools["search_entities"](ref.name, k=3)
     except (ToolError, ValueError):
         return None
-    exact = [h for h in hits if _exact(h, ref.name)]
+    exact = [h for h in hits if is_exact_hit(h, ref.name)]
     return exact[0].iri if exact else None
 
 
-def _stem(word: str) -> str:
-    w = word.lower().strip("'-")
-    for suf in _SUFFIXES:
-        if len(w) - len(suf) >= 3 and w.endswith(suf):
-            return w[: -len(suf)]
-    return w
-
-
 def _same_stem(a: str, b: str) -> bool:
-    a, b = _stem(a), _stem(b)
+    a, b = stem(a), stem(b)
     return a == b or (min(len(a), len(b)) >= 4 and (a.startswith(b) or b.startswith(a)))
 
 

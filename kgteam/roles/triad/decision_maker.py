@@ -49,7 +49,7 @@ from kgteam.roles.triad.templates import (
     parse_chain,
     relation_bindings,
 )
-from kgteam.tools.types import ToolError
+from kgteam.tools.types import RDFTerm, SparqlResult, ToolError
 
 
 class DecisionMakerSettings(BaseModel):
@@ -152,7 +152,7 @@ class DecisionMaker(Role[DecisionMakerSettings]):
                                                       for k, (sc, lab) in list(best.items())[: self.settings.max_offered]]))
 
         filled = self._fill(chain, fitting, set(hint.exclude))
-        await self._execute(ctx, filled)
+        await self._execute(ctx, filled, chain)
         nonempty = [f for f in filled if f.rows > 0]
         selected = await self._pick(ctx, question, chain, nonempty) if nonempty else None
         queries = [CandidateQuery(sparql=f.sparql, key=f.key, entity=f.entity,
@@ -234,8 +234,14 @@ class DecisionMaker(Role[DecisionMakerSettings]):
                 break
         return out
 
-    async def _execute(self, ctx: RoleContext, filled: list[Filled]) -> None:
+    async def _execute(self, ctx: RoleContext, filled: list[Filled], chain: Chain) -> None:
+        var = chain.answer.lstrip("?")
         for f in filled:
+            if f.path.answers:  # the layer already ran this path: its end values are this filling's rows
+                f.result = SparqlResult(query=f.sparql, variables=[var],
+                                        rows=[{var: RDFTerm.model_validate(a)} for a in f.path.answers])
+                f.rows = len(f.result.rows)
+                continue
             try:
                 res = await ctx.tools["run_sparql"](f.sparql, limit=self.settings.query_limit)
             except ToolError as exc:
