@@ -57,7 +57,6 @@ class DecisionMakerSettings(BaseModel):
 
     use_model: bool = True
     k_entities: int = Field(2, ge=1, le=10)
-    k_relations: int = Field(2, ge=1, le=10)
     entity_search_k: int = Field(10, ge=1, le=50)
     max_queries: int = Field(8, ge=1, le=64, description="template fillings executed per attempt")
     query_limit: int = Field(1000, ge=1)
