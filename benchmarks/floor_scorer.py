@@ -53,7 +53,7 @@ async def run(spec: str, items: list[Any], kg_name: str, home: Path, thresholds:
             hit = any(match_item(pred, gold) for gold in item.answers)
         rows.append({"q": item.question, "hit": hit, "conf": ranking.confidence, "margin": ranking.margin,
                      "path": best.explain() if best else None, "answered": bool(best),
-                     "gold": [g.label for g in item.answers[:2]]})
+                     "gold": [g.label for g in item.answers[:2]], "features": _features(ranking)})
     n = len(rows)
     out: dict[str, Any] = {"questions": n, "hits_at_1": round(sum(r["hit"] for r in rows) / n, 4),
                            "seconds_per_question": round((time.perf_counter() - t0) / n, 3)}
@@ -63,8 +63,24 @@ async def run(spec: str, items: list[Any], kg_name: str, home: Path, thresholds:
                            "hallucinated": round(sum(not r["hit"] for r in ans) / n, 4),
                            "missing": round((n - len(ans)) / n, 4)}
     out["wrong"] = [r for r in rows if not r["hit"]][:show]
+    out["rows"] = rows
     kg.close()
     return out
+
+
+def _features(ranking: Any) -> dict[str, Any]:
+    """What a confidence could be computed from (for calibration studies: ``--dump``)."""
+    best = ranking.best
+    if best is None:
+        return {}
+    mine = {a.get("value") for a in best.answers}
+    rivals = [p for p in ranking.paths[1:] if p.answers and not ({a.get("value") for a in p.answers} <= mine)]
+    return {"score": best.score, "support": best.support, "hops": best.hops, "n_answers": len(best.answers),
+            "scores": [p.score for p in ranking.paths[:12]],
+            "rival_scores": [p.score for p in rivals[:5]],
+            "rival_overlap": [len(mine & {a.get("value") for a in p.answers}) / max(1, len(p.answers))
+                              for p in rivals[:5]],
+            "strengths": [s.strength for s in best.steps]}
 
 
 def main() -> int:
@@ -75,6 +91,7 @@ def main() -> int:
     p.add_argument("--home", type=Path, default=None)
     p.add_argument("--thresholds", type=float, nargs="*", default=[0.0, 0.2, 0.4])
     p.add_argument("--show", type=int, default=8)
+    p.add_argument("--dump", type=Path, default=None, help="write every question's row (JSONL) here")
     args = p.parse_args()
     data = default_data_dir()
     result: dict[str, Any] = {"benchmark": "floor_scorer", "n": args.n, "seed": args.seed, "results": {}}
@@ -86,6 +103,11 @@ def main() -> int:
                 continue
             kg_name, items = loaded
             res = asyncio.run(run(spec, items, kg_name, home, args.thresholds, args.show))
+            rows = res.pop("rows")
+            if args.dump:
+                with args.dump.open("a") as fh:
+                    for r in rows:
+                        fh.write(json.dumps({"set": spec, **r}) + "\n")
             result["results"][spec] = res
             print(f"{spec}: {res['hits_at_1']} " + " ".join(
                 f"[{k}: {v['hits']}/{v['hallucinated']}/{v['missing']}]" for k, v in res.items() if k.startswith("at_")),

@@ -58,7 +58,7 @@ def _open_tools(kg: str, stack: contextlib.ExitStack, *, max_rows: int = 10_000,
         graph = open_kg(kg)
     except (ToolError, OSError) as exc:  # KGNotFoundError is both
         _fail(f"cannot open KG {kg!r}: {exc}")
-    tools = KGTools(graph.store, graph.labels, max_rows=max_rows, default_timeout_s=timeout_s)
+    tools = KGTools.from_kg(graph, max_rows=max_rows, default_timeout_s=timeout_s)  # with its vectors, if built
     stack.callback(tools.close)
     return tools
 

@@ -62,9 +62,16 @@ def answer_renderable(answer: Answer, *, max_triples: int = 12, show_queries: bo
     status.append("  grounded" if answer.grounded else "  UNGROUNDED (not backed by the KG)",
                   style="green" if answer.grounded else "yellow")
     parts.append(status)
+    if answer.confidence is not None:
+        parts.append(Text(f"confidence: {answer.confidence:.2f}", style="dim"))
     if answer.error:
         parts.append(Text(f"error: {answer.error}", style="red"))
     ev = answer.evidence
+    if ev.matches:  # which question words named which relation
+        parts.append(Text("reading: " + "; ".join(m.explain() for m in ev.matches), style="dim"))
+    if answer.guess:
+        parts.append(Text("best guess (not stated as an answer): " + ", ".join(v.label for v in answer.guess[:5]),
+                          style="yellow"))
     if ev.triples:
         table = Table(title="evidence triples", show_header=True, header_style="dim", box=None, padding=(0, 1))
         table.add_column("subject")

@@ -10,6 +10,8 @@ show. Plugins may add kinds with :func:`register_payload`.
 
 from __future__ import annotations
 
+import math
+
 from typing import Any, Literal
 
 from pydantic import BaseModel, Field, SerializeAsAny, field_validator, model_validator
@@ -242,13 +244,21 @@ class RelationPaths(Payload):
         return shorten(f"{best.mention}: {best.explain()} (confidence {self.confidence:.2f}, {len(self.paths)} paths)")
 
 
+CONFIDENCE_TEMPERATURE = 0.1  # score units; chosen on dev questions of four KGs (docs/benchmarks.md)
+CONFIDENCE_SUPPORT = 0.15  # p(relation | word) at which a step counts as fully named
+
+
 def path_confidence(path: RankedPath, paths: list[RankedPath]) -> float:
-    """Lead of ``path`` over the best other path whose answers mostly differ, times its weakest naming."""
+    """How likely ``path`` is the reading, against the paths whose answers mostly differ from its own:
+    a softmax of the scores (paths that agree on the answers are not rivals), times how well its
+    weakest step is named."""
     mine = {a.get("value") for a in path.answers}
     rivals = [p.score for p in paths if p.key != path.key and p.answers
               and len(mine & {a.get("value") for a in p.answers}) < 0.5 * max(1, min(len(mine), len(p.answers)))]
-    margin = path.score - max(rivals) if rivals else 1.0
-    return round(max(0.0, min(1.0, margin / 0.5)) * max(0.0, min(1.0, path.support / 0.5)), 4)
+    weight = sum(math.exp(max(-50.0, min(50.0, (r - path.score) / CONFIDENCE_TEMPERATURE))) for r in rivals)
+    # a step that no word names is a guess however far ahead the path is
+    named = min(1.0, path.support / CONFIDENCE_SUPPORT)
+    return round(named / (1.0 + weight), 4)
 
 
 class RetrievalPlan(Payload):

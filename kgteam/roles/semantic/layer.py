@@ -15,9 +15,9 @@ from pydantic import BaseModel, ConfigDict, Field
 from kgteam.protocols.evidence import RelationMatch
 from kgteam.protocols.payloads import RankedPath, RelationPaths, path_confidence
 from kgteam.roles.semantic.mentions import Mention, spot_mentions
-from kgteam.roles.semantic.paths import RelationPath, extend, first_hops, path_query
+from kgteam.roles.semantic.paths import PathStep, RelationPath, extend, first_hops, path_query, relation_descriptions
 from kgteam.roles.semantic.scoring import PathScore, QuestionScorer, ScoringSettings, lexical_similarity
-from kgteam.roles.semantic.text import WH_WORDS, Token, content_units, has_sameness, is_content
+from kgteam.roles.semantic.text import DETERMINER_WH, WH_WORDS, Token, content_units, has_sameness, is_content
 from kgteam.tools.types import ToolError
 
 if TYPE_CHECKING:
@@ -37,9 +37,13 @@ class SemanticSettings(BaseModel):
     scoring: ScoringSettings = Field(default_factory=ScoringSettings)
 
 
+_RELATIVE = frozenset({"who", "which", "that", "whom"})
+
+
 def type_positions(tokens: list[Token], span: tuple[int, int] | None = None) -> set[int]:
-    """Words that name a kind, not a relation: right after a question word ("which *club*"), or
-    between an article and the mention ("the *bridge* X", "the *river port* X")."""
+    """Words that name a kind, not a relation: right after a determiner question word ("which
+    *club*", "how many *awards*"; not "who *plays*"), or between an article and the mention
+    ("the *bridge* X", "the *river port* X")."""
     out: set[int] = set()
     if span and span[0] > 0:
         j = span[0] - 1
@@ -50,7 +54,14 @@ def type_positions(tokens: list[Token], span: tuple[int, int] | None = None) -> 
         if kind and j >= 0 and tokens[j].lower in ("the", "a", "an"):
             out.update(kind)
     for i, t in enumerate(tokens):
-        if t.lower in WH_WORDS:
+        if t.lower in _RELATIVE and i >= 2 and (not span or not span[0] <= i - 1 < span[1]):
+            # "a *player* who ...", "the *films* that ...": the noun a relative clause describes
+            kind = [j for j in (i - 1, i - 2) if is_content(tokens[j]) and tokens[j].lower not in WH_WORDS]
+            if kind and kind[0] == i - 1:
+                k = kind[-1] if len(kind) == 2 else i - 1
+                if k >= 1 and tokens[k - 1].lower in ("the", "a", "an"):
+                    out.update(range(k, i))
+        if t.lower in DETERMINER_WH:
             j = i + 1
             while j < len(tokens) and j <= i + 2 and is_content(tokens[j]) and tokens[j].lower not in WH_WORDS:
                 out.add(j)
@@ -66,6 +77,7 @@ class SemanticLayer:
         self.tools = tools
         self.similarity = similarity
         self.settings = settings or SemanticSettings()
+        self._described: dict[str, tuple[list[str], list[str]]] = {}  # predicate -> (other names, descriptions)
 
     async def _sims(self, units: list[str], labels: list[str]) -> list[list[float]]:
         lexical = [[lexical_similarity(u, lab) for lab in labels] for u in units]
@@ -74,12 +86,42 @@ class SemanticLayer:
         dense = await self.similarity(units, labels)
         return [[max(a, b) for a, b in zip(lr, dr, strict=True)] for lr, dr in zip(lexical, dense, strict=True)]
 
-    async def _scorer(self, question: str, mention: Mention | None, labels: Sequence[str]) -> QuestionScorer:
+    async def _descriptions(self, predicates: set[str]) -> None:
+        missing = sorted(p for p in predicates if p not in self._described)
+        if missing:
+            self._described.update(await relation_descriptions(self.tools, missing))
+
+    async def _scorer(self, question: str, mention: Mention | None, steps: Sequence[PathStep]) -> QuestionScorer:
+        """Similarity of each question unit to each relation label; a label's other names from the KG
+        (``skos:altLabel``) count like the label, its descriptions (``rdfs:comment``) by meaning only."""
         tokens, units = content_units(question, mention.span if mention else None)
-        uniq = sorted(set(labels))
-        sims = await self._sims([u.text for u in units], uniq)
-        return QuestionScorer(tokens, units, uniq, sims, sameness=has_sameness(tokens, mention.span if mention else None),
-                              settings=self.settings.scoring, type_positions=type_positions(tokens, mention.span if mention else None))
+        uniq = sorted({s.label for s in steps})
+        await self._descriptions({s.predicate for s in steps})
+        names: dict[str, set[str]] = {label: set() for label in uniq}
+        descriptions: dict[str, set[str]] = {label: set() for label in uniq}
+        for step in steps:
+            alt, desc = self._described.get(step.predicate, ([], []))
+            names[step.label].update(a for a in alt if a != step.label)
+            descriptions[step.label].update(desc)
+        texts = [u.text for u in units]
+        sims = await self._sims(texts, uniq)
+        extra = sorted({n for v in names.values() for n in v})
+        if extra and texts:
+            alt_sims = dict(zip(extra, zip(*await self._sims(texts, extra), strict=True), strict=True))
+            for j, label in enumerate(uniq):
+                for n in names[label]:
+                    for i in range(len(texts)):
+                        sims[i][j] = max(sims[i][j], alt_sims[n][i])
+        desc = sorted({d for v in descriptions.values() for d in v})
+        if desc and texts and self.similarity is not None:
+            dense = dict(zip(desc, zip(*await self.similarity(texts, desc), strict=True), strict=True))
+            for j, label in enumerate(uniq):
+                for d in descriptions[label]:
+                    for i in range(len(texts)):
+                        sims[i][j] = max(sims[i][j], dense[d][i])
+        span = mention.span if mention else None
+        return QuestionScorer(tokens, units, uniq, sims, sameness=has_sameness(tokens, span),
+                              settings=self.settings.scoring, type_positions=type_positions(tokens, span))
 
     async def candidate_paths(self, question: str, mention: Mention) -> list[tuple[RelationPath, PathScore]]:
         """Beam search over paths from the mention's entities, scored at every depth."""
@@ -95,13 +137,13 @@ class SemanticLayer:
         for _depth in range(2, self.settings.max_hops + 1):
             if not frontier:
                 break
-            scorer = await self._scorer(question, mention, [s.label for p in all_paths for s in p.steps])
-            ranked = sorted(frontier, key=lambda p: -scorer.score(p.steps).score)[: self.settings.beam]
+            scorer = await self._scorer(question, mention, [s for p in all_paths for s in p.steps])
+            ranked = sorted(frontier, key=lambda p: -scorer.score(p.steps, literal_end=p.literal_end).score)[: self.settings.beam]
             grown = await asyncio.gather(*(extend(self.tools, p) for p in ranked))
             frontier = [p for g in grown for p in g]
             all_paths += frontier
-        scorer = await self._scorer(question, mention, [s.label for p in all_paths for s in p.steps])
-        scored = [(p, scorer.score(p.steps)) for p in all_paths]
+        scorer = await self._scorer(question, mention, [s for p in all_paths for s in p.steps])
+        scored = [(p, scorer.score(p.steps, literal_end=p.literal_end)) for p in all_paths]
         scored.sort(key=lambda ps: (-ps[1].score, len(ps[0].steps), ps[0].key))
         return scored
 

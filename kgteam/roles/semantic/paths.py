@@ -29,6 +29,9 @@ NAMING_PREDICATES = frozenset({
     "http://schema.org/name",
     "http://schema.org/description",
 })
+# predicates whose values describe a relation in words: more names for it than its label
+ALT_NAME_PREDICATES = ("http://www.w3.org/2004/02/skos/core#altLabel",)
+DESCRIPTION_PREDICATES = ("http://www.w3.org/2000/01/rdf-schema#comment", "http://schema.org/description")
 Direction = Literal["out", "in"]
 _FRONTIER_SAMPLE = 400
 
@@ -72,12 +75,26 @@ def chain_patterns(entity: str, steps: tuple[PathStep, ...] | list[PathStep], *,
 
 
 def path_query(path: RelationPath, *, all_vars: bool = False) -> str:
-    """SELECT of the path's end values (the topic itself left out)."""
+    """SELECT of the path's end values.
+
+    A step that walks the previous one back ("films of X's director" -> "other films of that
+    director") excludes the node it came from: asking what *else* shares it. Otherwise the topic
+    itself is a fair answer ("the child of X's parent" may be X).
+    """
     n = len(path.steps)
     end = f"?x{n}"
     variables = " ".join(f"?x{i}" for i in range(1, n + 1)) if all_vars else end
-    return (f"SELECT DISTINCT {variables} WHERE {{ {chain_patterns(path.entity, path.steps)} "
-            f"FILTER({end} != {sparql_iri(path.entity)}) }}")
+    return f"SELECT DISTINCT {variables} WHERE {{ {chain_patterns(path.entity, path.steps)} {reversal_filters(path)} }}"
+
+
+def reversal_filters(path: RelationPath) -> str:
+    """``FILTER(?x2 != <e>)`` for every step that walks the one before it back."""
+
+    def var(i: int) -> str:
+        return sparql_iri(path.entity) if i == 0 else f"?x{i}"
+
+    return " ".join(f"FILTER({var(i)} != {var(i - 2)})" for i in range(2, len(path.steps) + 1)
+                    if path.steps[i - 1].reverses(path.steps[i - 2]))
 
 
 async def first_hops(tools: Toolbox, entity: str) -> list[RelationPath]:
@@ -101,7 +118,7 @@ async def extend(tools: Toolbox, path: RelationPath) -> list[RelationPath]:
     n = len(path.steps)
     end = f"?x{n}"
     inner = (f"{{ SELECT DISTINCT {end} WHERE {{ {chain_patterns(path.entity, path.steps)} "
-             f"FILTER(isIRI({end}) && {end} != {sparql_iri(path.entity)}) }} LIMIT {_FRONTIER_SAMPLE} }}")
+             f"{reversal_filters(path)} FILTER(isIRI({end})) }} LIMIT {_FRONTIER_SAMPLE} }}")
     found: dict[str, tuple[PathStep, bool]] = {}
     for direction, pattern in (("out", f"{end} ?p ?v ."), ("in", f"?v ?p {end} .")):
         q = f"SELECT ?p (SAMPLE(isLiteral(?v)) AS ?lit) WHERE {{ {inner} {pattern} }} GROUP BY ?p LIMIT 200"
@@ -124,4 +141,27 @@ async def extend(tools: Toolbox, path: RelationPath) -> list[RelationPath]:
     for step, literal in found.values():
         named = PathStep(step.predicate, step.direction, labels.get(step.predicate) or readable_name(step.predicate))
         out.append(RelationPath(path.entity, (*path.steps, named), literal_end=literal))
+    return out
+
+
+async def relation_descriptions(tools: Toolbox, predicates: list[str]) -> dict[str, tuple[list[str], list[str]]]:
+    """Other names (``skos:altLabel``) and descriptions (``rdfs:comment``, ``schema:description``)
+    the KG gives its predicates: what a user's KG says about a relation beyond its label."""
+    out: dict[str, tuple[list[str], list[str]]] = {p: ([], []) for p in predicates}
+    for start in range(0, len(predicates), 100):
+        chunk = predicates[start : start + 100]
+        values = " ".join(sparql_iri(p) for p in chunk)
+        kinds = " ".join(sparql_iri(p) for p in (*ALT_NAME_PREDICATES, *DESCRIPTION_PREDICATES))
+        q = (f"SELECT ?p ?k ?v WHERE {{ VALUES ?p {{ {values} }} VALUES ?k {{ {kinds} }} ?p ?k ?v "
+             f"FILTER(isLiteral(?v)) }} LIMIT 2000")
+        try:
+            res = await tools["run_sparql"](q)
+        except ToolError:
+            continue
+        for row in res.rows:
+            p, k, v = row.get("p"), row.get("k"), row.get("v")
+            if p is None or k is None or v is None or p.value not in out:
+                continue
+            names, descriptions = out[p.value]
+            (names if k.value in ALT_NAME_PREDICATES else descriptions).append(v.value)
     return out

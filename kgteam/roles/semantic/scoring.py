@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from pydantic import BaseModel, ConfigDict, Field
 
 from kgteam.roles.semantic.paths import PathStep
-from kgteam.roles.semantic.text import WH_WORDS, Token, Unit, stem
+from kgteam.roles.semantic.text import ENTITY_WH, WH_WORDS, Token, Unit, stem
 
 
 class ScoringSettings(BaseModel):
@@ -42,6 +42,7 @@ class ScoringSettings(BaseModel):
     unused_sameness_penalty: float = Field(0.3, ge=0, description="the question says 'same' but the path "
                                                                   "walks no relation back")
     early_wh_penalty: float = Field(0.3, ge=0, description="a question word names a step before the last")
+    value_for_entity_penalty: float = Field(0.5, ge=0, description="'who' asked, the path ends at bare values")
     top_units: int = Field(4, ge=1, le=10)
 
 
@@ -108,10 +109,18 @@ class QuestionScorer:
             top = sorted(u_sims, reverse=True)[:2]
             if len(top) == 2 and top[0] < s.diffuse_top and top[1] >= s.diffuse_ratio * top[0] > 0:
                 self.diffuse.add(i)
+        self._spelled_cache: dict[tuple[int, str], bool] = {}
         self._by_label: dict[str, list[int]] = {}
         for label in set(labels):
             ranked = sorted(range(len(units)), key=lambda i: -self.prob[i].get(label, 0.0))
             self._by_label[label] = ranked[: s.top_units]
+
+    def _spelled(self, i: int, label: str) -> bool:
+        """Is every word of unit ``i`` in the label (it names that relation again, not another)?"""
+        key = (i, label)
+        if key not in self._spelled_cache:
+            self._spelled_cache[key] = lexical_similarity(self.units[i].text, label) >= 1.0
+        return self._spelled_cache[key]
 
     def unit_weight(self, i: int) -> float:
         unit = self.units[i]
@@ -122,12 +131,16 @@ class QuestionScorer:
         return 1.0
 
     def can_name(self, i: int, label: str) -> bool:
-        """A word that names a kind ("the *bridge* X") names a relation only when it is unmistakable."""
-        if set(self.units[i].positions) & self.type_positions or self.units[i].text in WH_WORDS or i in self.diffuse:
+        """A word that names a kind ("which *film*", "the *bridge* X") names a relation only by spelling
+        it ("which *country*" ~ "is in country"): by meaning alone it is near every relation of its
+        domain. A question word names one only when it is unmistakable ("where" ~ "located in")."""
+        if set(self.units[i].positions) & self.type_positions or i in self.diffuse:
+            return self._spelled(i, label)
+        if self.units[i].text in WH_WORDS:
             return self.prob[i].get(label, 0.0) >= self.settings.kind_word_naming
         return True
 
-    def score(self, steps: tuple[PathStep, ...]) -> PathScore:
+    def score(self, steps: tuple[PathStep, ...], *, literal_end: bool = False) -> PathScore:
         s = self.settings
         labels: list[str] = []  # distinct labels in walking order
         for step in steps:
@@ -163,17 +176,29 @@ class QuestionScorer:
         unexplained = 0.0
         for j in range(len(self.units)):
             w = self.unit_weight(j)
-            if w:
+            if w and not any(self._spelled(j, lab) for lab in on_path):  # "club that X *plays* for" ~ plays in club
                 unexplained += w * max(0.0, self.relational[j] - sum(self.prob[j].get(lab, 0.0) for lab in on_path))
         adj = 0.0
         matches: list[StepMatch] = []
         seen: set[str] = set()
+        used = {p for c in best_combo if c is not None for p in self.units[c].positions}
         for step in steps:
             again = step.label in seen
             seen.add(step.label)
             if again:
-                adj += 0.0 if self.sameness else -s.unmarked_return_penalty
-                matches.append(StepMatch(step, None, 0.0, shared=True))
+                # walked back: licensed by a sameness word, or by a second word naming the same
+                # relation ("films *starred* by the *actors* of X": starred actors, there and back)
+                second = next((i for i in self._by_label.get(step.label, [])
+                               if not set(self.units[i].positions) & used and self.can_name(i, step.label)
+                               and self.prob[i].get(step.label, 0.0) >= s.min_named), None)
+                if not self.sameness:
+                    said = self.prob[second].get(step.label, 0.0) if second is not None else 0.0
+                    adj -= s.unmarked_return_penalty * (1.0 - said)
+                if second is not None:
+                    used |= set(self.units[second].positions)
+                matches.append(StepMatch(step, self.units[second] if second is not None else None,
+                                         self.prob[second].get(step.label, 0.0) if second is not None else 0.0,
+                                         shared=True))
                 continue
             c = unit_of[step.label]
             if c is None or self.prob[c].get(step.label, 0.0) < s.min_named:
@@ -185,5 +210,7 @@ class QuestionScorer:
         for m in matches[:-1]:
             if m.unit is not None and m.unit.text in WH_WORDS:
                 adj -= s.early_wh_penalty
+        if literal_end and any(t.lower in ENTITY_WH for t in self.tokens):
+            adj -= s.value_for_entity_penalty
         total = best_gain - s.unexplained_weight * unexplained - s.hop_penalty * len(steps) + adj
         return PathScore(total, matches, unexplained, inversions)

@@ -22,11 +22,15 @@ STOPWORDS = _words(
     "me my we our you your i has have had having can could would should will shall may might must "
     "some any all each name names list tell give show find please whose whom which what who when where "
     "how s 's ' also same share shares shared sharing other others else together too both one ones "
-    "not no yes if so such very just only ever"
+    "not no yes if so such very just only ever many much"
 )
 WH_WORDS = _words("what which who whom whose when where how")
 # wh-words that carry relation meaning of their own ("where" ~ a place, "when" ~ a time)
 RELATIONAL_WH = _words("where when who")
+# wh-words that take a noun naming the answer's kind ("*which* club", "*what* types", "*how many* awards")
+DETERMINER_WH = _words("what which whose many")
+# wh-words asking for an entity, never a bare value ("who founded X" is not "the year X was founded")
+ENTITY_WH = _words("who whom")
 # closed-class words that say one relation is walked there and back ("bridges that *share* a builder")
 SAMENESS = _words("same share shares shared sharing also else together")
 _POSSESSIVE = _words("'s ' s")

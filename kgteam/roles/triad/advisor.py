@@ -47,7 +47,7 @@ class AdvisorSettings(BaseModel):
     max_evidence_triples: int = Field(60, ge=1)
     max_listed: int = Field(25, ge=1, description="answer labels listed in the text")
     own_knowledge: bool = Field(True, description="after the retries, answer from the model's own knowledge")
-    min_confidence: float = Field(0.25, ge=0.0, le=1.0, description="below this the answer is 'I don't know' and "
+    min_confidence: float = Field(0.5, ge=0.0, le=1.0, description="below this the answer is 'I don't know' and "
                                   "the best candidate is kept as a guess (calibrated in docs/benchmarks.md)")
 
 

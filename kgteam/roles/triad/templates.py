@@ -119,9 +119,13 @@ def build_query(chain: Chain, entity_iri: str, relations: list[Binding], *, all_
         pred = sparql_iri(rel.iri)
         a, b = term(step.source), term(step.target)
         patterns.append(f"{a} {pred} {b} ." if rel.direction == "out" else f"{b} {pred} {a} .")
+    # a relation walked back asks what *else* shares it: leave out the node it came from
+    # (the topic itself is otherwise a fair answer: "the child of X's parent" may be X)
+    steps = list(zip(chain.steps, relations, strict=True))
+    filters = [f"FILTER({term(b[0].target)} != {term(a[0].source)})" for a, b in zip(steps, steps[1:], strict=False)
+               if a[1].iri == b[1].iri and a[1].direction != b[1].direction]
     variables = [s.target for s in chain.steps] if all_vars else [chain.answer]
-    return (f"SELECT DISTINCT {' '.join(variables)} WHERE {{ {' '.join(patterns)} "
-            f"FILTER({chain.answer} != {ent}) }}")
+    return f"SELECT DISTINCT {' '.join(variables)} WHERE {{ {' '.join(patterns)} {' '.join(filters)} }}"
 
 
 def relation_bindings(chain: Chain, relations: list[Binding]) -> list[RelationBinding]:

@@ -1,0 +1,29 @@
+"""The answer panel tells a user how sure the team is, how it read the question, and its guess."""
+
+from __future__ import annotations
+
+from rich.console import Console
+
+from kgteam.cli.render import answer_renderable
+from kgteam.protocols.evidence import Evidence, RelationMatch
+from kgteam.protocols.payloads import Answer, AnswerValue
+
+
+def _text(answer: Answer) -> str:
+    console = Console(record=True, width=160)
+    console.print(answer_renderable(answer))
+    return console.export_text()
+
+
+def test_an_abstention_shows_confidence_reading_and_guess():
+    reading = [RelationMatch(predicate="http://x/p", direction="out", label="grown in", words="field", strength=0.4)]
+    out = _text(Answer(text="I don't know", status="unknown", confidence=0.31,
+                       guess=[AnswerValue(label="South Field")], evidence=Evidence(matches=reading)))
+    assert "confidence: 0.31" in out
+    assert 'reading: "field" ~ ->grown in' in out
+    assert "best guess (not stated as an answer): South Field" in out
+
+
+def test_an_answer_without_a_scorer_reading_shows_none_of_it():
+    out = _text(Answer(text="Bo Lark", status="answered", values=[AnswerValue(label="Bo Lark")]))
+    assert "confidence" not in out and "reading" not in out and "guess" not in out

@@ -1,0 +1,107 @@
+"""The semantic layer on a small Turtle KG whose predicates match no benchmark's vocabulary.
+
+Lexical similarity only (no embedder), so each test shows which generic rule decides: other
+names from ``skos:altLabel``, kind words, walking a relation back, the topic as an answer.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from kgteam.protocols.payloads import RankedPath, path_confidence
+from kgteam.roles.semantic import SemanticLayer, spot_mentions
+from kgteam.roles.semantic.paths import PathStep, RelationPath, path_query
+
+TTL = """
+@prefix ex: <http://example.org/orchard/> .
+@prefix rdfs: <http://www.w3.org/2000/01/rdf-schema#> .
+@prefix skos: <http://www.w3.org/2004/02/skos/core#> .
+
+ex:tendedBy  rdfs:label "tended by" ; skos:altLabel "gardener" .
+ex:grownIn   rdfs:label "grown in" .
+ex:seedOf    rdfs:label "seedling of" ; skos:altLabel "parent tree" .
+ex:plantedIn rdfs:label "planted in year" .
+
+ex:Ada   rdfs:label "Ada Quill" .
+ex:Bo    rdfs:label "Bo Lark" .
+ex:North rdfs:label "North Field" .
+ex:South rdfs:label "South Field" .
+ex:Elm   rdfs:label "Old Elm" ; ex:tendedBy ex:Ada ; ex:grownIn ex:North ; ex:plantedIn 1901 .
+ex:Ash   rdfs:label "Tall Ash" ; ex:tendedBy ex:Ada ; ex:grownIn ex:South ; ex:seedOf ex:Elm .
+ex:Oak   rdfs:label "Young Oak" ; ex:tendedBy ex:Bo ; ex:grownIn ex:South ; ex:seedOf ex:Ash .
+"""
+E = "http://example.org/orchard/"
+
+
+@pytest.fixture(scope="module")
+def orchard(tmp_path_factory: pytest.TempPathFactory):
+    from kgteam.tools.kg import open_kg
+    from kgteam.tools.kg_tools import KGTools
+    from kgteam.tools.loading import build_kg
+
+    home = tmp_path_factory.mktemp("orchard-home")
+    src = home / "orchard.ttl"
+    src.write_text(TTL, encoding="utf-8")
+    build_kg([src], "orchard", home=home, progress=False, embed=False)
+    tools = KGTools.from_kg(open_kg("orchard", home=home))
+    yield tools
+    tools.close()
+
+
+async def test_other_names_of_a_relation_come_from_the_kg(orchard):
+    """"gardener" is only an altLabel of ``tendedBy``: the KG, not code, says what it means."""
+    ranking = await SemanticLayer(orchard.toolbox()).rank("who is the gardener of Young Oak")
+    best = ranking.best
+    assert [s.predicate for s in best.steps] == [E + "tendedBy"]
+    assert best.steps[0].words == "gardener"
+    assert [a["value"] for a in best.answers] == [E + "Bo"]
+
+
+async def test_who_is_not_answered_by_a_bare_value(orchard):
+    """"who" asks for an entity: a path ending at a number loses to the same words asked with "what"."""
+    layer = SemanticLayer(orchard.toolbox())
+
+    async def planted_score(question: str) -> float:
+        mention = (await spot_mentions(question, orchard.toolbox()))[0]
+        scored = await layer.candidate_paths(question, mention)
+        return next(s.score for p, s in scored if [x.predicate for x in p.steps] == [E + "plantedIn"])
+
+    assert await planted_score("who planted Old Elm") < await planted_score("what planted Old Elm") - 0.4
+
+
+async def test_a_relation_walked_back_needs_a_word_for_it(orchard):
+    """"other trees grown in the field of X": grown in, there and back, without X itself."""
+    layer = SemanticLayer(orchard.toolbox())
+    ranking = await layer.rank("which trees are grown in the same field as Tall Ash")
+    best = ranking.best
+    assert [(s.predicate, s.direction) for s in best.steps] == [(E + "grownIn", "out"), (E + "grownIn", "in")]
+    assert [a["value"] for a in best.answers] == [E + "Oak"]
+
+
+async def test_a_kind_word_names_a_relation_only_by_spelling_it(orchard):
+    """"which *field*" is the answer's kind; it does not add a hop for a relation it merely resembles."""
+    ranking = await SemanticLayer(orchard.toolbox()).rank("which field is Young Oak grown in")
+    assert [s.predicate for s in ranking.best.steps] == [E + "grownIn"]
+
+
+def test_the_topic_is_an_answer_unless_a_relation_is_walked_back():
+    child_of_parent = RelationPath(E + "Ash", (PathStep(E + "seedOf", "out", "seedling of"),
+                                               PathStep(E + "seedOf", "in", "seedling of")))
+    assert f"FILTER(?x2 != <{E}Ash>)" in path_query(child_of_parent)
+    chain = RelationPath(E + "Ash", (PathStep(E + "seedOf", "out", "seedling of"),
+                                     PathStep(E + "tendedBy", "out", "tended by")))
+    assert "FILTER" not in path_query(chain)
+
+
+def test_confidence_is_shared_with_rivals_that_answer_differently():
+    def path(key: str, score: float, answers: list[str], support: float = 1.0) -> RankedPath:
+        return RankedPath(entity=key, mention="m", steps=[], score=score, support=support,
+                          answers=[{"type": "uri", "value": a} for a in answers])
+
+    best = path("a", 1.0, ["x"])
+    assert path_confidence(best, [best, path("b", 0.9, ["x"])]) == 1.0  # agrees: not a rival
+    close = path_confidence(best, [best, path("c", 0.95, ["y"])])
+    far = path_confidence(best, [best, path("c", 0.2, ["y"])])
+    assert 0.5 < close < far <= 1.0
+    unnamed = path("d", 1.0, ["x"], support=0.0)  # a step no word names
+    assert path_confidence(unnamed, [unnamed]) == 0.0
