@@ -11,7 +11,6 @@ show. Plugins may add kinds with :func:`register_payload`.
 from __future__ import annotations
 
 import math
-
 from typing import Any, Literal
 
 from pydantic import BaseModel, Field, SerializeAsAny, field_validator, model_validator

@@ -15,7 +15,14 @@ from pydantic import BaseModel, ConfigDict, Field
 from kgteam.protocols.evidence import RelationMatch
 from kgteam.protocols.payloads import RankedPath, RelationPaths, path_confidence
 from kgteam.roles.semantic.mentions import Mention, spot_mentions
-from kgteam.roles.semantic.paths import PathStep, RelationPath, extend, first_hops, path_query, relation_descriptions
+from kgteam.roles.semantic.paths import (
+    PathStep,
+    RelationPath,
+    extend,
+    first_hops,
+    path_query,
+    relation_descriptions,
+)
 from kgteam.roles.semantic.scoring import PathScore, QuestionScorer, ScoringSettings, lexical_similarity
 from kgteam.roles.semantic.text import DETERMINER_WH, WH_WORDS, Token, content_units, has_sameness, is_content
 from kgteam.tools.types import ToolError
