@@ -8,6 +8,7 @@ plus the small KG written for kgteam's tests (``tests/data/kgs/atelier``).
 
     .venv/bin/python benchmarks/floor.py --n 200 --seed 0 > floor.json
     .venv/bin/python benchmarks/floor.py --sets pq:2H pq:3H --n 50
+    .venv/bin/python benchmarks/floor.py --n 200 --tune 200   # with lexicons learned from other questions
 """
 
 from __future__ import annotations
@@ -131,6 +132,41 @@ async def run_set(spec: str, items: list[DatasetItem], kg_name: str, home: Path,
     }
 
 
+def prepare_lexicons(specs: list[str], data: Path, home: Path, n: int, seed: int, tune: int) -> dict[str, Any]:
+    """Per KG: a lexicon learned from ``tune`` examples per set that are *not* in the evaluated
+    sample (``kgteam tune``'s code), or no lexicon at all when ``tune`` is 0 (zero-shot)."""
+    from kgteam.eval.tuning import derive_lexicon
+    from kgteam.roles.semantic.layer import SemanticLayer
+    from kgteam.roles.semantic.similarity import embedder_similarity
+    from kgteam.tools.kg import open_kg
+    from kgteam.tools.kg_tools import KGTools
+    from kgteam.tools.lexicon import LEXICON_FILE, Lexicon, write_lexicon
+
+    by_kg: dict[str, list[DatasetItem]] = {}
+    for spec in specs:
+        loaded = load_set(spec, data, home, None, seed)  # type: ignore[arg-type]
+        if isinstance(loaded, str):
+            continue
+        kg_name, items = loaded
+        evaluated = {id(it) for it in sample(items, n, seed)}
+        rest = [it for it in items if id(it) not in evaluated]
+        by_kg.setdefault(kg_name, []).extend(sample(rest, tune, seed + 1) if tune else [])
+    report: dict[str, Any] = {}
+    for kg_name, examples in by_kg.items():
+        kg = open_kg(kg_name, home=home)
+        (kg.path / LEXICON_FILE).unlink(missing_ok=True)
+        if examples:
+            tools = KGTools.from_kg(kg, lexicon=Lexicon())
+            layer = SemanticLayer(tools.toolbox(), embedder_similarity(tools.embedder))
+            lexicon, found = asyncio.run(derive_lexicon(layer, examples))
+            write_lexicon(lexicon, kg.path)
+            report[kg_name] = {"examples": len(examples), "phrases": [f"{p.phrase} -> {p.label}" for p in found.learned]}
+            tools.close()
+        else:
+            kg.close()
+    return report
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--n", type=int, default=200, help="questions per set (seeded sample)")
@@ -140,12 +176,15 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--team", type=Path, default=None, help="team file (default: the built-in Triad team)")
     parser.add_argument("--home", type=Path, default=None, help="KGTEAM home to build/reuse KGs in (default: temp)")
     parser.add_argument("--data-dir", type=Path, default=None)
+    parser.add_argument("--tune", type=int, default=0, help="learn each KG's lexicon from this many examples per set "
+                                                             "outside the evaluated sample (0: zero-shot, no lexicon)")
     args = parser.parse_args(argv)
     data = args.data_dir or default_data_dir()
     out: dict[str, Any] = {"benchmark": "floor", "model": "none", "team": str(args.team or "built-in triad"),
                            "n": args.n, "seed": args.seed, "results": {}}
     with tempfile.TemporaryDirectory(prefix="kgteam-floor-") as tmp:
         home = args.home or Path(tmp)
+        out["tuned"] = prepare_lexicons(args.sets, data, home, args.n, args.seed, args.tune)
         for spec in args.sets:
             started = time.perf_counter()
             loaded = load_set(spec, data, home, args.n, args.seed)

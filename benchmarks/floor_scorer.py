@@ -20,7 +20,7 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from floor import DEFAULT_SETS, load_set  # noqa: E402
+from floor import DEFAULT_SETS, load_set, prepare_lexicons  # noqa: E402
 
 from kgteam.eval.datasets import default_data_dir  # noqa: E402
 from kgteam.eval.metrics import Predicted, match_item  # noqa: E402
@@ -92,11 +92,13 @@ def main() -> int:
     p.add_argument("--thresholds", type=float, nargs="*", default=[0.0, 0.2, 0.4])
     p.add_argument("--show", type=int, default=8)
     p.add_argument("--dump", type=Path, default=None, help="write every question's row (JSONL) here")
+    p.add_argument("--tune", type=int, default=0, help="examples per set to learn lexicons from (0: none)")
     args = p.parse_args()
     data = default_data_dir()
     result: dict[str, Any] = {"benchmark": "floor_scorer", "n": args.n, "seed": args.seed, "results": {}}
     with tempfile.TemporaryDirectory(prefix="kgteam-scorer-") as tmp:
         home = args.home or Path(tmp)
+        result["tuned"] = prepare_lexicons(args.sets, data, home, args.n, args.seed, args.tune)
         for spec in args.sets:
             loaded = load_set(spec, data, home, args.n, args.seed)
             if isinstance(loaded, str):

@@ -25,6 +25,7 @@ COMMAND_MODULES = (
     "kgteam.cli.team_cmds",
     "kgteam.cli.trace_cmd",
     "kgteam.cli.eval_cmd",
+    "kgteam.cli.tune_cmd",
 )
 
 

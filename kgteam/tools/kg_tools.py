@@ -22,6 +22,7 @@ from kgteam.tools.backends.rdf_terms import XSD_STRING, canonical_datatype, term
 from kgteam.tools.embedding.base import Embedder, EmbeddingError
 from kgteam.tools.fusion import reciprocal_rank_fusion
 from kgteam.tools.iri import readable_name
+from kgteam.tools.lexicon import Lexicon, read_lexicon
 from kgteam.tools.sparql_guard import analyse_query, check_iri, sparql_iri
 from kgteam.tools.toolbox import Toolbox
 from kgteam.tools.types import (
@@ -30,6 +31,7 @@ from kgteam.tools.types import (
     NeighborTriple,
     PredicateStat,
     RDFTerm,
+    RelationNames,
     SimilarTriple,
     SparqlResult,
     ToolError,
@@ -45,6 +47,7 @@ RDFS_LABEL = "http://www.w3.org/2000/01/rdf-schema#label"
 SKOS_ALT = "http://www.w3.org/2004/02/skos/core#altLabel"
 # Label/alias triples are shown as labels, not as neighbours, unless asked for explicitly.
 LABEL_PREDICATES = frozenset({RDFS_LABEL, SKOS_ALT})
+DESCRIPTION_PREDICATES = ("http://www.w3.org/2000/01/rdf-schema#comment", "http://schema.org/description")
 
 Direction = Literal["out", "in", "both"]
 MAX_QUERY_CHARS = 100_000
@@ -76,8 +79,11 @@ class KGTools:
         edge_fetch: int = 0,
         embedder: Embedder | None = None,
         vectors: KGVectors | None = None,
+        lexicon: Lexicon | None = None,
     ) -> None:
         self.store = store
+        # Words for predicates beyond their labels (``<kg>/lexicon.json``: written or ``kgteam tune``d).
+        self.lexicon = lexicon
         self.labels = labels
         # Text embedder for dense relation search, similar_triples and semantic scoring (None: lexical only).
         self.embedder = embedder
@@ -98,6 +104,7 @@ class KGTools:
             from kgteam.tools.embedding.choose import build_embedder
 
             embedder = build_embedder()
+        kwargs.setdefault("lexicon", read_lexicon(kg.path))
         return cls(kg.store, kg.labels, embedder=embedder, vectors=kg.vectors, **kwargs)
 
     def close(self) -> None:
@@ -213,6 +220,35 @@ class KGTools:
         return {
             iri: (min(found[iri], key=_label_rank).value if found.get(iri) else readable_name(iri)) for iri in wanted
         }
+
+    async def relation_names(self, predicates: list[str]) -> dict[str, RelationNames]:
+        """What is known about how people name each predicate beyond its label: its other names
+        (``skos:altLabel`` and the KG's lexicon file) and its descriptions (``rdfs:comment``,
+        ``schema:description``)."""
+        wanted = sorted({p for p in predicates if isinstance(p, str)})
+        out = {p: RelationNames() for p in wanted}
+        valid = []
+        for iri in wanted:
+            try:
+                valid.append(sparql_iri(iri))
+            except ToolError:
+                continue
+        kinds = " ".join(sparql_iri(k) for k in (SKOS_ALT, *DESCRIPTION_PREDICATES))
+        for i in range(0, len(valid), _VALUES_BATCH):
+            chunk = " ".join(valid[i : i + _VALUES_BATCH])
+            q = f"SELECT ?p ?k ?v WHERE {{ VALUES ?p {{ {chunk} }} VALUES ?k {{ {kinds} }} ?p ?k ?v FILTER(isLiteral(?v)) }}"
+            res = await self._select(q)
+            for row in res.rows:
+                p, k, v = row.get("p"), row.get("k"), row.get("v")
+                if p is None or k is None or v is None or p.value not in out:
+                    continue
+                bucket = out[p.value].names if k.value == SKOS_ALT else out[p.value].descriptions
+                if v.value not in bucket:
+                    bucket.append(v.value)
+        if self.lexicon is not None:
+            for p, names in out.items():
+                names.phrases.extend(self.lexicon.relations.get(p, []))
+        return out
 
     # ------------------------------------------------------------------ schema
 
@@ -474,4 +510,4 @@ def fuse_relation_hits(lexical: list[LabelHit], dense: list[LabelHit], k: int) -
 
 
 TOOL_NAMES = ("search_entities", "search_relations", "entity_schema", "neighbors", "run_sparql", "labels_for",
-              "similar_triples")
+              "relation_names", "similar_triples")

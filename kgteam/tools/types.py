@@ -48,6 +48,14 @@ class PredicateStat(BaseModel):
     value_types: list[str] = Field(default_factory=list)
 
 
+class RelationNames(BaseModel):
+    """How people name a predicate beyond its label (other names) and what the KG says it means."""
+
+    names: list[str] = Field(default_factory=list)  # the KG's skos:altLabel values
+    descriptions: list[str] = Field(default_factory=list)  # rdfs:comment, schema:description
+    phrases: list[str] = Field(default_factory=list)  # the KG's lexicon file: matched as whole phrases
+
+
 class EntitySchema(BaseModel):
     iri: str
     label: str | None = None

@@ -6,30 +6,15 @@ names from ``skos:altLabel``, kind words, walking a relation back, the topic as 
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
 from kgteam.protocols.payloads import RankedPath, path_confidence
 from kgteam.roles.semantic import SemanticLayer, spot_mentions
 from kgteam.roles.semantic.paths import PathStep, RelationPath, path_query
 
-TTL = """
-@prefix ex: <http://example.org/orchard/> .
-@prefix rdfs: <http://www.w3.org/2000/01/rdf-schema#> .
-@prefix skos: <http://www.w3.org/2004/02/skos/core#> .
-
-ex:tendedBy  rdfs:label "tended by" ; skos:altLabel "gardener" .
-ex:grownIn   rdfs:label "grown in" .
-ex:seedOf    rdfs:label "seedling of" ; skos:altLabel "parent tree" .
-ex:plantedIn rdfs:label "planted in year" .
-
-ex:Ada   rdfs:label "Ada Quill" .
-ex:Bo    rdfs:label "Bo Lark" .
-ex:North rdfs:label "North Field" .
-ex:South rdfs:label "South Field" .
-ex:Elm   rdfs:label "Old Elm" ; ex:tendedBy ex:Ada ; ex:grownIn ex:North ; ex:plantedIn 1901 .
-ex:Ash   rdfs:label "Tall Ash" ; ex:tendedBy ex:Ada ; ex:grownIn ex:South ; ex:seedOf ex:Elm .
-ex:Oak   rdfs:label "Young Oak" ; ex:tendedBy ex:Bo ; ex:grownIn ex:South ; ex:seedOf ex:Ash .
-"""
+TTL = Path(__file__).resolve().parents[1] / "data" / "orchard.ttl"
 E = "http://example.org/orchard/"
 
 
@@ -40,9 +25,7 @@ def orchard(tmp_path_factory: pytest.TempPathFactory):
     from kgteam.tools.loading import build_kg
 
     home = tmp_path_factory.mktemp("orchard-home")
-    src = home / "orchard.ttl"
-    src.write_text(TTL, encoding="utf-8")
-    build_kg([src], "orchard", home=home, progress=False, embed=False)
+    build_kg([TTL], "orchard", home=home, progress=False, embed=False)
     tools = KGTools.from_kg(open_kg("orchard", home=home))
     yield tools
     tools.close()

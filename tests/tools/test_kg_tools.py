@@ -325,7 +325,7 @@ async def test_tool_schemas_come_from_the_signatures_and_dispatch(embedded_tools
     specs = box.specs()
     names = [s["function"]["name"] for s in specs]
     assert names == ["search_entities", "search_relations", "entity_schema", "neighbors", "run_sparql", "labels_for",
-                     "similar_triples"]
+                     "relation_names", "similar_triples"]
     json.dumps(specs)  # serialisable as-is
     for s in specs:
         assert s["type"] == "function" and s["function"]["parameters"]["type"] == "object"

@@ -21,11 +21,16 @@ from kgteam.roles.semantic.paths import (
     extend,
     first_hops,
     path_query,
-    relation_descriptions,
 )
-from kgteam.roles.semantic.scoring import PathScore, QuestionScorer, ScoringSettings, lexical_similarity
+from kgteam.roles.semantic.scoring import (
+    PathScore,
+    QuestionScorer,
+    ScoringSettings,
+    lexical_similarity,
+    phrase_key,
+)
 from kgteam.roles.semantic.text import DETERMINER_WH, WH_WORDS, Token, content_units, has_sameness, is_content
-from kgteam.tools.types import ToolError
+from kgteam.tools.types import RelationNames, ToolError
 
 if TYPE_CHECKING:
     from kgteam.tools.toolbox import Toolbox
@@ -84,7 +89,7 @@ class SemanticLayer:
         self.tools = tools
         self.similarity = similarity
         self.settings = settings or SemanticSettings()
-        self._described: dict[str, tuple[list[str], list[str]]] = {}  # predicate -> (other names, descriptions)
+        self._described: dict[str, RelationNames] = {}  # predicate -> what the KG says about naming it
 
     async def _sims(self, units: list[str], labels: list[str]) -> list[list[float]]:
         lexical = [[lexical_similarity(u, lab) for lab in labels] for u in units]
@@ -95,21 +100,29 @@ class SemanticLayer:
 
     async def _descriptions(self, predicates: set[str]) -> None:
         missing = sorted(p for p in predicates if p not in self._described)
-        if missing:
-            self._described.update(await relation_descriptions(self.tools, missing))
+        if not missing:
+            return
+        try:
+            found = await self.tools["relation_names"](missing)
+        except (KeyError, ToolError):  # not granted (ToolNotGranted is a KeyError), or failed: labels only
+            found = {}
+        self._described.update({p: found.get(p) or RelationNames() for p in missing})
 
     async def _scorer(self, question: str, mention: Mention | None, steps: Sequence[PathStep]) -> QuestionScorer:
-        """Similarity of each question unit to each relation label; a label's other names from the KG
-        (``skos:altLabel``) count like the label, its descriptions (``rdfs:comment``) by meaning only."""
+        """Similarity of each question unit to each relation label. A label's other names (the KG's
+        ``skos:altLabel``) count like the label; its descriptions (``rdfs:comment``) by meaning only;
+        phrases of the KG's lexicon file only when the unit is that phrase."""
         tokens, units = content_units(question, mention.span if mention else None)
         uniq = sorted({s.label for s in steps})
         await self._descriptions({s.predicate for s in steps})
         names: dict[str, set[str]] = {label: set() for label in uniq}
         descriptions: dict[str, set[str]] = {label: set() for label in uniq}
+        phrases: dict[str, set[str]] = {label: set() for label in uniq}
         for step in steps:
-            alt, desc = self._described.get(step.predicate, ([], []))
-            names[step.label].update(a for a in alt if a != step.label)
-            descriptions[step.label].update(desc)
+            known = self._described.get(step.predicate) or RelationNames()
+            names[step.label].update(a for a in known.names if a != step.label)
+            descriptions[step.label].update(known.descriptions)
+            phrases[step.label].update(known.phrases)
         texts = [u.text for u in units]
         sims = await self._sims(texts, uniq)
         extra = sorted({n for v in names.values() for n in v})
@@ -126,9 +139,15 @@ class SemanticLayer:
                 for d in descriptions[label]:
                     for i in range(len(texts)):
                         sims[i][j] = max(sims[i][j], dense[d][i])
+        for j, label in enumerate(uniq):
+            said = {phrase_key(p) for p in phrases[label]}
+            for i, text in enumerate(texts):
+                if said and phrase_key(text) in said:
+                    sims[i][j] = 1.0
         span = mention.span if mention else None
         return QuestionScorer(tokens, units, uniq, sims, sameness=has_sameness(tokens, span),
-                              settings=self.settings.scoring, type_positions=type_positions(tokens, span))
+                              settings=self.settings.scoring, type_positions=type_positions(tokens, span),
+                              other_names={label: [*names[label], *phrases[label]] for label in uniq})
 
     async def candidate_paths(self, question: str, mention: Mention) -> list[tuple[RelationPath, PathScore]]:
         """Beam search over paths from the mention's entities, scored at every depth."""

@@ -29,9 +29,6 @@ NAMING_PREDICATES = frozenset({
     "http://schema.org/name",
     "http://schema.org/description",
 })
-# predicates whose values describe a relation in words: more names for it than its label
-ALT_NAME_PREDICATES = ("http://www.w3.org/2004/02/skos/core#altLabel",)
-DESCRIPTION_PREDICATES = ("http://www.w3.org/2000/01/rdf-schema#comment", "http://schema.org/description")
 Direction = Literal["out", "in"]
 _FRONTIER_SAMPLE = 400
 
@@ -143,25 +140,3 @@ async def extend(tools: Toolbox, path: RelationPath) -> list[RelationPath]:
         out.append(RelationPath(path.entity, (*path.steps, named), literal_end=literal))
     return out
 
-
-async def relation_descriptions(tools: Toolbox, predicates: list[str]) -> dict[str, tuple[list[str], list[str]]]:
-    """Other names (``skos:altLabel``) and descriptions (``rdfs:comment``, ``schema:description``)
-    the KG gives its predicates: what a user's KG says about a relation beyond its label."""
-    out: dict[str, tuple[list[str], list[str]]] = {p: ([], []) for p in predicates}
-    for start in range(0, len(predicates), 100):
-        chunk = predicates[start : start + 100]
-        values = " ".join(sparql_iri(p) for p in chunk)
-        kinds = " ".join(sparql_iri(p) for p in (*ALT_NAME_PREDICATES, *DESCRIPTION_PREDICATES))
-        q = (f"SELECT ?p ?k ?v WHERE {{ VALUES ?p {{ {values} }} VALUES ?k {{ {kinds} }} ?p ?k ?v "
-             f"FILTER(isLiteral(?v)) }} LIMIT 2000")
-        try:
-            res = await tools["run_sparql"](q)
-        except ToolError:
-            continue
-        for row in res.rows:
-            p, k, v = row.get("p"), row.get("k"), row.get("v")
-            if p is None or k is None or v is None or p.value not in out:
-                continue
-            names, descriptions = out[p.value]
-            (names if k.value in ALT_NAME_PREDICATES else descriptions).append(v.value)
-    return out

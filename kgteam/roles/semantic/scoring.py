@@ -79,17 +79,24 @@ def lexical_similarity(unit: str, label: str) -> float:
     return hits / len(u)
 
 
+def phrase_key(text: str) -> str:
+    """A phrase compared as a whole: stemmed words in order ("other halves" ~ "other half")."""
+    return " ".join(stem(w) for w in text.lower().replace("_", " ").split())
+
+
 class QuestionScorer:
     """Everything about one question (and one mention) needed to score many paths fast."""
 
     def __init__(self, tokens: list[Token], units: list[Unit], labels: list[str], sims: list[list[float]],
-                 *, sameness: bool, settings: ScoringSettings | None = None, type_positions: set[int] | None = None):
+                 *, sameness: bool, settings: ScoringSettings | None = None, type_positions: set[int] | None = None,
+                 other_names: dict[str, list[str]] | None = None):
         self.settings = settings or ScoringSettings()
         self.tokens = tokens
         self.units = units
         self.labels = labels
         self.sameness = sameness
         self.type_positions = type_positions or set()
+        self.other_names = other_names or {}  # label -> the relation's other names and lexicon phrases
         s = self.settings
         self.prob: list[dict[str, float]] = []
         self.relational: list[float] = []  # 1 - p(null | unit)
@@ -119,8 +126,28 @@ class QuestionScorer:
         """Is every word of unit ``i`` in the label (it names that relation again, not another)?"""
         key = (i, label)
         if key not in self._spelled_cache:
-            self._spelled_cache[key] = lexical_similarity(self.units[i].text, label) >= 1.0
+            text = self.units[i].text
+            self._spelled_cache[key] = (lexical_similarity(text, label) >= 1.0
+                                        or any(phrase_key(text) == phrase_key(n) for n in self.other_names.get(label, ())))
         return self._spelled_cache[key]
+
+    def _restates(self, i: int, namer: int | None, label: str) -> bool:
+        """Does unit ``i`` name ``label`` again, across the mention from the word that named it ("the
+        *club* that X *plays* for": one relation, said around X)? Two such words on one side of the
+        mention ("films *written* by the *writer* of X") name two steps, there and back."""
+        if namer is None or namer == i or not self._spelled(i, label):
+            return False
+        return (self.units[i].order[0] == 1) != (self.units[namer].order[0] == 1)
+
+    def _beside(self, i: int, namer: int) -> bool:
+        """Is unit ``i`` the word that names a relation, or right beside it ("languages *spoken*")?
+        A word naming that relation again further off ("films written by the *writer* of X") asks
+        for a second step and stays unexplained until a step walks the relation back."""
+        mine, theirs = set(self.units[i].positions), set(self.units[namer].positions)
+        if mine & theirs:
+            return True
+        return any(set(u.positions) <= mine | theirs and set(u.positions) & mine and set(u.positions) & theirs
+                   for u in self.units if len(u.positions) > 1)
 
     def unit_weight(self, i: int) -> float:
         unit = self.units[i]
@@ -132,10 +159,10 @@ class QuestionScorer:
 
     def can_name(self, i: int, label: str) -> bool:
         """A word that names a kind ("which *film*", "the *bridge* X") names a relation only by spelling
-        it ("which *country*" ~ "is in country"): by meaning alone it is near every relation of its
-        domain. A question word names one only when it is unmistakable ("where" ~ "located in")."""
+        it, and no other relation ("which *country*" ~ "is in country"): by meaning alone it is near
+        every relation of its domain. A question word names one only when it is unmistakable ("where" ~ "located in")."""
         if set(self.units[i].positions) & self.type_positions or i in self.diffuse:
-            return self._spelled(i, label)
+            return self._spelled(i, label) and self.prob[i].get(label, 0.0) >= 0.5  # and spells only this one
         if self.units[i].text in WH_WORDS:
             return self.prob[i].get(label, 0.0) >= self.settings.kind_word_naming
         return True
@@ -172,12 +199,6 @@ class QuestionScorer:
         unit_of = dict(zip(labels, best_combo, strict=True))
         orders = [self.units[c].order for c in best_combo if c is not None]
         inversions = sum(1 for a, b in itertools.combinations(orders, 2) if a > b)
-        on_path = set(labels)
-        unexplained = 0.0
-        for j in range(len(self.units)):
-            w = self.unit_weight(j)
-            if w and not any(self._spelled(j, lab) for lab in on_path):  # "club that X *plays* for" ~ plays in club
-                unexplained += w * max(0.0, self.relational[j] - sum(self.prob[j].get(lab, 0.0) for lab in on_path))
         adj = 0.0
         matches: list[StepMatch] = []
         seen: set[str] = set()
@@ -205,6 +226,31 @@ class QuestionScorer:
                 adj -= s.unnamed_penalty
             matches.append(StepMatch(step, self.units[c] if c is not None else None,
                                      self.prob[c].get(step.label, 0.0) if c is not None else 0.0))
+        # a relation said twice: the word nearer the topic names the earlier step; the second word
+        # counts in the order too ("films written by the writer of X": writer, then written)
+        for k, m in enumerate(matches):
+            if m.shared and m.unit is not None:
+                first = next(j for j in range(k) if matches[j].step.label == m.step.label)
+                a = matches[first]
+                if a.unit is not None and m.unit.order < a.unit.order:
+                    a.unit, m.unit = m.unit, a.unit
+                    a.strength, m.strength = m.strength, a.strength
+        said = [m.unit.order for m in matches if m.unit is not None]
+        all_inversions = sum(1 for a, b in itertools.combinations(said, 2) if a > b)
+        adj -= s.order_penalty * max(0, all_inversions - inversions)
+        inversions = max(inversions, all_inversions)
+        namers: dict[str, list[int]] = {label: [] for label in labels}
+        for m in matches:
+            if m.unit is not None:
+                namers[m.step.label].append(self.units.index(m.unit))
+        unexplained = 0.0
+        for j in range(len(self.units)):
+            w = self.unit_weight(j)
+            if not w or any(self._restates(j, n, lab) for lab, ns in namers.items() for n in ns):
+                continue
+            explained = sum(self.prob[j].get(lab, 0.0) for lab, ns in namers.items()
+                            if w < 1.0 or not ns or any(self.unit_weight(n) < 1.0 or self._beside(j, n) for n in ns))
+            unexplained += w * max(0.0, self.relational[j] - explained)
         if self.sameness and not any(m.shared for m in matches):
             adj -= s.unused_sameness_penalty
         for m in matches[:-1]:

@@ -87,7 +87,8 @@ class DecisionMaker(Role[DecisionMakerSettings]):
     name: ClassVar[str] = "decision_maker"
     reads = (Question, TriplePatterns, RelationPaths)
     informs = (EntityCandidates, RelationCandidates, QueryCandidates)
-    tools: ClassVar[tuple[str, ...]] = ("search_entities", "entity_schema", "run_sparql", "labels_for")
+    tools: ClassVar[tuple[str, ...]] = ("search_entities", "entity_schema", "run_sparql", "labels_for",
+                                        "relation_names")
     prompts: ClassVar[tuple[str, ...]] = ("decision_entities", "decision_query")
 
     # ------------------------------------------------------------------ entry

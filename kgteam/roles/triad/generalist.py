@@ -61,7 +61,8 @@ Parse = list[RelationPaths | TriplePatterns | AnswerType | SparqlTemplate]
 class Generalist(Role[GeneralistSettings]):
     name: ClassVar[str] = "generalist"
     reads = (RelationPaths,)
-    tools: ClassVar[tuple[str, ...]] = ("search_entities", "entity_schema", "run_sparql", "labels_for")
+    tools: ClassVar[tuple[str, ...]] = ("search_entities", "entity_schema", "run_sparql", "labels_for",
+                                        "relation_names")
     prompts: ClassVar[tuple[str, ...]] = ("generalist_parse",)
 
     @handles

@@ -1,0 +1,99 @@
+"""``kgteam tune``: a word the KG's labels lack is learned from examples, written as data, and used.
+
+The orchard KG calls who looks after a tree ``tendedBy`` (other name "gardener"); the examples
+say "zorp" (a made-up word: no embedder links it). Lexical similarity only, so the word can be linked by nothing but the lexicon.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from kgteam.cli.app import app
+from kgteam.eval.datasets import DatasetItem, GoldAnswer
+from kgteam.eval.tuning import derive_lexicon
+from kgteam.roles.semantic import SemanticLayer
+from kgteam.tools.lexicon import LEXICON_FILE, Lexicon, LexiconError, read_lexicon, write_lexicon
+
+TTL = Path(__file__).resolve().parents[1] / "data" / "orchard.ttl"
+E = "http://example.org/orchard/"
+KEEPERS = [("Old Elm", "Ada"), ("Tall Ash", "Ada"), ("Young Oak", "Bo")]
+
+
+def _examples() -> list[DatasetItem]:
+    names = {"Ada": "Ada Quill", "Bo": "Bo Lark"}
+    return [DatasetItem(id=f"k{i}", question=f"who is the zorp of {tree}",
+                        answers=[GoldAnswer(label=names[who], iri=E + who)])
+            for i, (tree, who) in enumerate(KEEPERS)]
+
+
+@pytest.fixture()
+def orchard(tmp_path):
+    from kgteam.tools.kg import open_kg
+    from kgteam.tools.loading import build_kg
+
+    build_kg([TTL], "orchard", home=tmp_path, progress=False, embed=False)
+    kg = open_kg("orchard", home=tmp_path)
+    yield kg
+    kg.close()
+
+
+async def test_a_word_learned_from_examples_names_the_relation(orchard):
+    from kgteam.tools.kg_tools import KGTools
+
+    tools = KGTools.from_kg(orchard, embedder=None)
+    before = await SemanticLayer(tools.toolbox()).rank("who is the zorp of Old Elm")
+    assert before.confidence < 0.5  # no label says "zorp": a guess at best
+    lexicon, report = await derive_lexicon(SemanticLayer(tools.toolbox()), _examples())
+    assert lexicon.relations == {E + "tendedBy": ["zorp"]}
+    assert report.reached == 3 and [p.count for p in report.learned] == [3]
+    write_lexicon(lexicon, orchard.path)
+    tuned = KGTools.from_kg(orchard, embedder=None)  # reads <kg>/lexicon.json
+    after = await SemanticLayer(tuned.toolbox()).rank("who is the zorp of Young Oak")
+    assert [(s.predicate, s.words) for s in after.best.steps] == [(E + "tendedBy", "zorp")]
+    assert [a["value"] for a in after.best.answers] == [E + "Bo"]
+
+
+async def test_too_few_examples_learn_nothing(orchard):
+    from kgteam.tools.kg_tools import KGTools
+
+    tools = KGTools.from_kg(orchard, embedder=None)
+    lexicon, _ = await derive_lexicon(SemanticLayer(tools.toolbox()), _examples()[:2])  # min_count 3
+    assert lexicon.relations == {}
+
+
+def test_a_broken_lexicon_file_is_a_clear_error(tmp_path):
+    (tmp_path / LEXICON_FILE).write_text('{"relations": {"not an iri": ["x"]}}', encoding="utf-8")
+    with pytest.raises(LexiconError, match="not a predicate IRI"):
+        read_lexicon(tmp_path)
+    (tmp_path / LEXICON_FILE).write_text("{", encoding="utf-8")
+    with pytest.raises(LexiconError, match="cannot read the lexicon"):
+        read_lexicon(tmp_path)
+    merged = Lexicon(relations={E + "a": ["x"]}).merged(Lexicon(relations={E + "a": ["X ", "y"]}))
+    assert merged.relations == {E + "a": ["x", "y"]}
+
+
+def test_the_tune_command_writes_the_lexicon_and_keeps_the_kg(tmp_path):
+    from kgteam.tools.loading import build_kg
+
+    build_kg([TTL], "orchard", home=tmp_path, progress=False, embed=False)
+    examples = tmp_path / "examples.jsonl"
+    examples.write_text("".join(json.dumps(it.model_dump(exclude_none=True)) + "\n" for it in _examples()),
+                        encoding="utf-8")
+    runner = CliRunner()
+    dry = runner.invoke(app, ["tune", "orchard", "--examples", str(examples), "--home", str(tmp_path), "--dry-run",
+                              "-q"])
+    assert dry.exit_code == 0, dry.output
+    assert "zorp" in dry.output and "nothing written" in dry.output
+    lexicon_file = tmp_path / "kgs" / "orchard" / LEXICON_FILE
+    assert not lexicon_file.exists()
+    done = runner.invoke(app, ["tune", "orchard", "--examples", str(examples), "--home", str(tmp_path), "-q"])
+    assert done.exit_code == 0, done.output
+    assert json.loads(lexicon_file.read_text())["relations"] == {E + "tendedBy": ["zorp"]}
+    missing = runner.invoke(app, ["tune", "orchard", "--examples", str(tmp_path / "none.jsonl"),
+                                  "--home", str(tmp_path)])
+    assert missing.exit_code == 2 and "cannot read the examples" in missing.output
+    assert "Traceback" not in missing.output
