@@ -26,6 +26,7 @@ from kgteam.config.schema import KGSpec, ModelSpec, RoleSpec, TeamSpec
 from kgteam.llm.base import ChatMessage, ChatModel, ChatReply, ModelError
 from kgteam.protocols.errors import ContractError, KgteamError
 from kgteam.tools.backends.base import LabelIndex, TripleStore
+from kgteam.tools.lexicon import LexiconError
 from kgteam.tools.toolbox import Toolbox
 
 DEFAULT_OPENAI_BASE_URL = "https://api.openai.com/v1"
@@ -167,14 +168,35 @@ def open_kg_tools(kg: KGSpec, stack: contextlib.ExitStack, home: Path | None = N
             hint = " (run 'kgteam demo' or 'kgteam load' first)" if kg.name else ""
             raise TeamBuildError(f"kg: cannot open KG {target!r}: {exc}{hint}") from exc
         stack.callback(graph.close)
-        return KGTools.from_kg(graph, embedder=embedder, default_timeout_s=kg.timeout_s, max_rows=kg.max_rows)
+        extra = {"lexicon": _lexicon(kg.lexicon)} if kg.lexicon else {}
+        try:
+            return KGTools.from_kg(graph, embedder=embedder, default_timeout_s=kg.timeout_s, max_rows=kg.max_rows,
+                                   **extra)
+        except LexiconError as exc:
+            raise TeamBuildError(f"kg: {exc}") from exc
     store = _construct(store_call(kg))
     _close_later(stack, store)
     _check_protocol(store, TripleStore, "kg.backend", kg.backend)
     labels = _open_labels(kg)
     _close_later(stack, labels)
     _check_protocol(labels, LabelIndex, "kg.labels.backend", kg.labels.backend if kg.labels else "?")
-    return KGTools(store, labels, default_timeout_s=kg.timeout_s, max_rows=kg.max_rows, embedder=embedder)
+    return KGTools(store, labels, default_timeout_s=kg.timeout_s, max_rows=kg.max_rows, embedder=embedder,
+                   lexicon=_lexicon(kg.lexicon) if kg.lexicon else None)
+
+
+def _lexicon(path: str) -> Any:
+    """The lexicon file a team names (``kg.lexicon``); a missing or broken one stops the build."""
+    from pathlib import Path
+
+    from kgteam.tools.lexicon import read_lexicon
+
+    try:
+        found = read_lexicon(Path(path).expanduser())
+    except LexiconError as exc:
+        raise TeamBuildError(f"kg.lexicon: {exc}") from exc
+    if found is None:
+        raise TeamBuildError(f"kg.lexicon: no file at {path}")
+    return found
 
 
 def _check_protocol(obj: Any, protocol: type, where: str, name: str) -> None:

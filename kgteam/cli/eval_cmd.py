@@ -52,14 +52,18 @@ def _load_items(dataset: str, limit: int | None, seed: int, data_dir: Path | Non
 def _open_tools(kg: str, stack: contextlib.ExitStack, *, max_rows: int = 10_000, timeout_s: float = 10.0) -> Any:
     from kgteam.tools.kg import open_kg
     from kgteam.tools.kg_tools import KGTools
+    from kgteam.tools.lexicon import LexiconError
     from kgteam.tools.types import ToolError
 
     try:
         graph = open_kg(kg)
     except (ToolError, OSError) as exc:  # KGNotFoundError is both
         _fail(f"cannot open KG {kg!r}: {exc}")
-    tools = KGTools.from_kg(graph, max_rows=max_rows, default_timeout_s=timeout_s)  # with its vectors, if built
-    stack.callback(tools.close)
+    stack.callback(graph.close)
+    try:  # with its vectors and lexicon, if it has them
+        tools = KGTools.from_kg(graph, max_rows=max_rows, default_timeout_s=timeout_s)
+    except LexiconError as exc:
+        _fail(str(exc))
     return tools
 
 

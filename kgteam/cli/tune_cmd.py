@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import time
 from pathlib import Path
 from typing import Annotated
@@ -10,6 +11,7 @@ from typing import Annotated
 import typer
 from rich.console import Console
 from rich.table import Table
+from rich.text import Text
 
 
 def _fail(message: str, code: int = 1) -> typer.Exit:
@@ -21,7 +23,7 @@ def tune(
     name: Annotated[str, typer.Argument(help="the loaded KG to tune (see `kgteam kgs`)")],
     examples: Annotated[str, typer.Option("--examples", "-e", help="question/answer pairs: a JSONL/TSV file the "
                                                                     "eval reader reads, or a dataset name")],
-    n: Annotated[int | None, typer.Option("--n", help="use a seeded sample of this many examples")] = None,
+    n: Annotated[int | None, typer.Option("--n", min=1, help="use a seeded sample of this many examples")] = None,
     seed: Annotated[int, typer.Option("--seed")] = 0,
     min_count: Annotated[int, typer.Option("--min-count", min=1, help="examples a phrase must name a "
                                                                       "relation in")] = 3,
@@ -42,6 +44,7 @@ def tune(
     from kgteam.eval.tuning import derive_lexicon
     from kgteam.roles.semantic.layer import SemanticLayer
     from kgteam.roles.semantic.similarity import embedder_similarity
+    from kgteam.tools.embedding.base import EmbeddingError
     from kgteam.tools.kg import open_kg
     from kgteam.tools.kg_tools import KGTools
     from kgteam.tools.lexicon import Lexicon, LexiconError, read_lexicon, write_lexicon
@@ -59,24 +62,27 @@ def tune(
     except (ToolError, OSError) as exc:
         raise _fail(f"cannot open KG {name!r}: {exc}") from None
     try:
-        old = read_lexicon(kg.path)
-    except LexiconError as exc:
+        old = None if replace else read_lexicon(kg.path)
+        tools = KGTools.from_kg(kg, lexicon=old or Lexicon())
+    except (LexiconError, EmbeddingError) as exc:
         kg.close()
-        raise _fail(f"{exc} (fix or delete it, or pass --replace)") from None
-    tools = KGTools.from_kg(kg, lexicon=Lexicon() if replace else old)
+        hint = " (fix or delete it, or pass --replace)" if isinstance(exc, LexiconError) else ""
+        raise _fail(f"{exc}{hint}") from None
     started = time.perf_counter()
     console = Console(stderr=True)
     try:
         layer = SemanticLayer(tools.toolbox(), embedder_similarity(tools.embedder))
-        with console.status("tuning", spinner="dots") as status:
+        with contextlib.nullcontext() if quiet else console.status("tuning", spinner="dots") as status:
             def progress(done: int, total: int) -> None:
-                if not quiet:
+                if status is not None:
                     status.update(f"tuning: example {done}/{total}")
 
             learned, report = asyncio.run(derive_lexicon(layer, items, min_count=min_count,
                                                          min_precision=min_precision, progress=progress))
     except KeyboardInterrupt:
         raise _fail("interrupted; the lexicon was left as it was", 130) from None
+    except (ToolError, EmbeddingError) as exc:
+        raise _fail(f"tuning stopped: {exc}; the lexicon was left as it was") from None
     finally:
         tools.close()
     learned = learned.model_copy(update={"source": f"kgteam tune --examples {examples} (n={len(items)}, "
@@ -85,7 +91,7 @@ def tune(
     for column in ("phrase", "relation", "examples", "agreement"):
         table.add_column(column)
     for p in report.learned:
-        table.add_row(p.phrase, p.label, str(p.count), f"{p.precision:.2f}")
+        table.add_row(Text(p.phrase), Text(p.label), str(p.count), f"{p.precision:.2f}")  # KG text, not markup
     Console().print(table)
     typer.echo(f"{report.examples} examples: {report.linked} linked, {report.reached} reachable in the KG, "
                f"{report.best_was_right} already read right; {len(report.learned)} phrases learned "
@@ -94,7 +100,10 @@ def tune(
         typer.echo("dry run: nothing written")
         return
     final = learned if replace or old is None else old.merged(learned)
-    file = write_lexicon(final, kg.path)
+    try:
+        file = write_lexicon(final, kg.path)
+    except OSError as exc:
+        raise _fail(f"cannot write the lexicon into {kg.path}: {exc}") from None
     typer.echo(f"lexicon written to {file} ({sum(len(v) for v in final.relations.values())} phrases)")
 
 

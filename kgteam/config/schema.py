@@ -84,6 +84,8 @@ class LabelsSpec(_Strict):
     url: str | None = None  # elastic
     index: str | None = None  # elastic index name
     api_key_env: str | None = None  # elastic
+    lexicon: str | None = Field(None, description="a lexicon.json of words for the KG's relations (default: the "
+                                                    "one in the KG folder, if any; see `kgteam tune`)")
     options: dict[str, Any] = Field(default_factory=dict)  # passed to plugin backends
 
     @model_validator(mode="after")
@@ -128,6 +130,8 @@ class KGSpec(_Strict):
     max_rows: int = Field(10_000, gt=0)
     embedder: EmbedderSpec = Field(default_factory=EmbedderSpec, description="text embedder (default: embedded "
                                    "WordLlama)")
+    lexicon: str | None = Field(None, description="a lexicon.json of words for the KG's relations (default: the "
+                                                    "one in the KG folder, if any; see `kgteam tune`)")
     options: dict[str, Any] = Field(default_factory=dict)  # passed to plugin backends
 
     @model_validator(mode="after")

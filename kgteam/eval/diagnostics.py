@@ -23,6 +23,7 @@ from rapidfuzz import fuzz
 
 from kgteam.eval.datasets import DatasetItem, GoldPath
 from kgteam.eval.metrics import normalize
+from kgteam.roles.semantic.text import STOPWORDS
 
 if TYPE_CHECKING:
     from kgteam.tools.kg_tools import KGTools
@@ -38,7 +39,7 @@ Similarity = Callable[[str, str], float]
 
 # ---------------------------------------------------------------------------------- similarity
 
-_STOP = frozenset(["a", "an", "the", "of", "in", "on", "at", "by", "to", "for", "from", "with", "and", "or", "is", "are", "was", "were", "be", "been", "being", "do", "does", "did", "what", "which", "who", "whom", "whose", "where", "when", "how", "why", "that", "this", "these", "those", "there", "it", "its", "as", "also", "share", "shares", "same", "has", "have", "had", "name", "names", "give", "tell", "me", "list", "can", "you", "movie", "movies", "film", "films"])
+_STOP = STOPWORDS  # closed-class English only: the semantic layer's list, no KG's vocabulary
 
 
 def _stem(word: str) -> str:

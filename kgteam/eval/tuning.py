@@ -6,7 +6,7 @@ reading is named by no word well enough, the words the reading left free name it
 "other half" for ``spouse``). A phrase becomes a lexicon entry when it named the same predicate
 in at least ``min_count`` examples and at least ``min_precision`` of the times it named any predicate
 or stood idle (a word that also names other relations, such as "place" in "place of birth", or
-that is usually left over, such as "film" in "which film did X direct", is not learned). The result is data in the KG folder (``lexicon.json``), not code; the KG is not changed.
+that is usually left over, such as "bridge" in "which bridge did X build", is not learned). The result is data in the KG folder (``lexicon.json``), not code; the KG is not changed.
 """
 
 from __future__ import annotations
@@ -41,6 +41,7 @@ class TuneReport(BaseModel):
     linked: int = 0  # a mention of the question was found in the KG
     reached: int = 0  # some ranked path reaches a gold answer
     best_was_right: int = 0  # ... and it was the layer's best path already
+    failed: int = 0  # a query of the example failed
     learned: list[LearnedPhrase] = Field(default_factory=list)
 
 
@@ -57,11 +58,15 @@ async def derive_lexicon(layer: SemanticLayer, items: Sequence[DatasetItem], *, 
     for n, item in enumerate(items, start=1):
         if progress:
             progress(n, len(items))
-        mentions = await spot_mentions(item.question, tools)
-        if not mentions or not item.answers:
+        try:
+            mentions = await spot_mentions(item.question, tools)
+            if not mentions or not item.answers:
+                continue
+            report.linked += 1
+            found = await _gold_reading(layer, item, mentions, candidates)
+        except ToolError:  # this example's queries failed (a timeout): it teaches nothing
+            report.failed += 1
             continue
-        report.linked += 1
-        found = await _gold_reading(layer, item, mentions, candidates)
         if found is None:
             continue
         path, score, mention, rank = found

@@ -104,7 +104,8 @@ class KGTools:
             from kgteam.tools.embedding.choose import build_embedder
 
             embedder = build_embedder()
-        kwargs.setdefault("lexicon", read_lexicon(kg.path))
+        if "lexicon" not in kwargs:  # the KG folder's lexicon.json (LexiconError when it is broken)
+            kwargs["lexicon"] = read_lexicon(kg.path)
         return cls(kg.store, kg.labels, embedder=embedder, vectors=kg.vectors, **kwargs)
 
     def close(self) -> None:

@@ -77,6 +77,9 @@ def write_lexicon(lexicon: Lexicon, kg_folder: Path) -> Path:
         with os.fdopen(fd, "w", encoding="utf-8") as fh:
             json.dump(lexicon.model_dump(), fh, indent=1, ensure_ascii=False)
             fh.write("\n")
+            fh.flush()
+            os.fsync(fh.fileno())
+        os.chmod(tmp, 0o644)  # readable like the rest of the KG folder (mkstemp makes it 0600)
         os.replace(tmp, file)
     except BaseException:
         Path(tmp).unlink(missing_ok=True)

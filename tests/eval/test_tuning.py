@@ -97,3 +97,28 @@ def test_the_tune_command_writes_the_lexicon_and_keeps_the_kg(tmp_path):
                                   "--home", str(tmp_path)])
     assert missing.exit_code == 2 and "cannot read the examples" in missing.output
     assert "Traceback" not in missing.output
+
+
+def test_a_broken_lexicon_stops_tune_and_team_builds_with_a_clear_message(tmp_path):
+    from contextlib import ExitStack
+
+    from kgteam.config.schema import KGSpec
+    from kgteam.team_builder import TeamBuildError, open_kg_tools
+    from kgteam.tools.loading import build_kg
+
+    build_kg([TTL], "orchard", home=tmp_path, progress=False, embed=False)
+    broken = tmp_path / "kgs" / "orchard" / LEXICON_FILE
+    broken.write_text("{", encoding="utf-8")
+    examples = tmp_path / "examples.jsonl"
+    examples.write_text("".join(json.dumps(it.model_dump(exclude_none=True)) + "\n" for it in _examples()),
+                        encoding="utf-8")
+    runner = CliRunner()
+    refused = runner.invoke(app, ["tune", "orchard", "--examples", str(examples), "--home", str(tmp_path), "-q"])
+    assert refused.exit_code == 1 and "cannot read the lexicon" in refused.output and "--replace" in refused.output
+    assert broken.read_text() == "{"  # left as it was
+    with pytest.raises(TeamBuildError, match="cannot read the lexicon"), ExitStack() as stack:
+        open_kg_tools(KGSpec(name="orchard"), stack, home=tmp_path)
+    replaced = runner.invoke(app, ["tune", "orchard", "--examples", str(examples), "--home", str(tmp_path), "-q",
+                                   "--replace"])
+    assert replaced.exit_code == 0, replaced.output
+    assert json.loads(broken.read_text())["relations"] == {E + "tendedBy": ["zorp"]}

@@ -67,7 +67,7 @@ def type_positions(tokens: list[Token], span: tuple[int, int] | None = None) -> 
             out.update(kind)
     for i, t in enumerate(tokens):
         if t.lower in _RELATIVE and i >= 2 and (not span or not span[0] <= i - 1 < span[1]):
-            # "a *player* who ...", "the *films* that ...": the noun a relative clause describes
+            # "a *player* who ...", "the *bridges* that ...": the noun a relative clause describes
             kind = [j for j in (i - 1, i - 2) if is_content(tokens[j]) and tokens[j].lower not in WH_WORDS]
             if kind and kind[0] == i - 1:
                 k = kind[-1] if len(kind) == 2 else i - 1
@@ -104,8 +104,10 @@ class SemanticLayer:
             return
         try:
             found = await self.tools["relation_names"](missing)
-        except (KeyError, ToolError):  # not granted (ToolNotGranted is a KeyError), or failed: labels only
+        except KeyError:  # not granted (ToolNotGranted is a KeyError): labels only
             found = {}
+        except ToolError:  # failed (a timeout): labels only this time, asked again next time
+            return
         self._described.update({p: found.get(p) or RelationNames() for p in missing})
 
     async def _scorer(self, question: str, mention: Mention | None, steps: Sequence[PathStep]) -> QuestionScorer:

@@ -74,8 +74,8 @@ def chain_patterns(entity: str, steps: tuple[PathStep, ...] | list[PathStep], *,
 def path_query(path: RelationPath, *, all_vars: bool = False) -> str:
     """SELECT of the path's end values.
 
-    A step that walks the previous one back ("films of X's director" -> "other films of that
-    director") excludes the node it came from: asking what *else* shares it. Otherwise the topic
+    A step that walks the previous one back ("bridges of X's builder" -> "other bridges of that
+    builder") excludes the node it came from: asking what *else* shares it. Otherwise the topic
     itself is a fair answer ("the child of X's parent" may be X).
     """
     n = len(path.steps)

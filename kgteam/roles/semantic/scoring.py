@@ -134,14 +134,14 @@ class QuestionScorer:
     def _restates(self, i: int, namer: int | None, label: str) -> bool:
         """Does unit ``i`` name ``label`` again, across the mention from the word that named it ("the
         *club* that X *plays* for": one relation, said around X)? Two such words on one side of the
-        mention ("films *written* by the *writer* of X") name two steps, there and back."""
+        mention ("songs *sung* by the *singer* of X") name two steps, there and back."""
         if namer is None or namer == i or not self._spelled(i, label):
             return False
         return (self.units[i].order[0] == 1) != (self.units[namer].order[0] == 1)
 
     def _beside(self, i: int, namer: int) -> bool:
         """Is unit ``i`` the word that names a relation, or right beside it ("languages *spoken*")?
-        A word naming that relation again further off ("films written by the *writer* of X") asks
+        A word naming that relation again further off ("songs sung by the *singer* of X") asks
         for a second step and stays unexplained until a step walks the relation back."""
         mine, theirs = set(self.units[i].positions), set(self.units[namer].positions)
         if mine & theirs:
@@ -158,7 +158,7 @@ class QuestionScorer:
         return 1.0
 
     def can_name(self, i: int, label: str) -> bool:
-        """A word that names a kind ("which *film*", "the *bridge* X") names a relation only by spelling
+        """A word that names a kind ("which *bridge*", "the *river* X") names a relation only by spelling
         it, and no other relation ("which *country*" ~ "is in country"): by meaning alone it is near
         every relation of its domain. A question word names one only when it is unmistakable ("where" ~ "located in")."""
         if set(self.units[i].positions) & self.type_positions or i in self.diffuse:
@@ -208,7 +208,7 @@ class QuestionScorer:
             seen.add(step.label)
             if again:
                 # walked back: licensed by a sameness word, or by a second word naming the same
-                # relation ("films *starred* by the *actors* of X": starred actors, there and back)
+                # relation ("songs *sung* by the *singers* of X": sung by, there and back)
                 second = next((i for i in self._by_label.get(step.label, [])
                                if not set(self.units[i].positions) & used and self.can_name(i, step.label)
                                and self.prob[i].get(step.label, 0.0) >= s.min_named), None)
@@ -227,7 +227,7 @@ class QuestionScorer:
             matches.append(StepMatch(step, self.units[c] if c is not None else None,
                                      self.prob[c].get(step.label, 0.0) if c is not None else 0.0))
         # a relation said twice: the word nearer the topic names the earlier step; the second word
-        # counts in the order too ("films written by the writer of X": writer, then written)
+        # counts in the order too ("songs sung by the singer of X": singer, then sung)
         for k, m in enumerate(matches):
             if m.shared and m.unit is not None:
                 first = next(j for j in range(k) if matches[j].step.label == m.step.label)
