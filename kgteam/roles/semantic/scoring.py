@@ -117,6 +117,7 @@ class QuestionScorer:
             if len(top) == 2 and top[0] < s.diffuse_top and top[1] >= s.diffuse_ratio * top[0] > 0:
                 self.diffuse.add(i)
         self._spelled_cache: dict[tuple[int, str], bool] = {}
+        self._claimed_cache: dict[tuple[int, str], set[int]] = {}
         self._by_label: dict[str, list[int]] = {}
         for label in set(labels):
             ranked = sorted(range(len(units)), key=lambda i: -self.prob[i].get(label, 0.0))
@@ -130,6 +131,18 @@ class QuestionScorer:
             self._spelled_cache[key] = (lexical_similarity(text, label) >= 1.0
                                         or any(phrase_key(text) == phrase_key(n) for n in self.other_names.get(label, ())))
         return self._spelled_cache[key]
+
+    def _claimed(self, i: int, label: str) -> set[int]:
+        """The words unit ``i`` takes when it names ``label``: with it, the neighbours its label
+        spells too ("*birth*" naming "place of birth" takes "place"; it cannot name another step)."""
+        key = (i, label)
+        if key not in self._claimed_cache:
+            mine = set(self.units[i].positions)
+            for u, unit in enumerate(self.units):
+                if len(unit.positions) > 1 and mine <= set(unit.positions) and self._spelled(u, label):
+                    mine |= set(unit.positions)
+            self._claimed_cache[key] = mine
+        return self._claimed_cache[key]
 
     def _restates(self, i: int, namer: int | None, label: str) -> bool:
         """Does unit ``i`` name ``label`` again, across the mention from the word that named it ("the
@@ -182,7 +195,7 @@ class QuestionScorer:
             for label, choice in zip(labels, combo, strict=True):
                 if choice is None:
                     continue
-                pos = set(self.units[choice].positions)
+                pos = self._claimed(choice, label)
                 if pos & used:
                     ok = False
                     break
@@ -202,7 +215,7 @@ class QuestionScorer:
         adj = 0.0
         matches: list[StepMatch] = []
         seen: set[str] = set()
-        used = {p for c in best_combo if c is not None for p in self.units[c].positions}
+        used = {p for lab, c in unit_of.items() if c is not None for p in self._claimed(c, lab)}
         for step in steps:
             again = step.label in seen
             seen.add(step.label)
@@ -248,8 +261,11 @@ class QuestionScorer:
             w = self.unit_weight(j)
             if not w or any(self._restates(j, n, lab) for lab, ns in namers.items() for n in ns):
                 continue
-            explained = sum(self.prob[j].get(lab, 0.0) for lab, ns in namers.items()
-                            if w < 1.0 or not ns or any(self.unit_weight(n) < 1.0 or self._beside(j, n) for n in ns))
+            counted = [lab for lab, ns in namers.items()
+                       if w < 1.0 or not ns or any(self.unit_weight(n) < 1.0 or self._beside(j, n) for n in ns)]
+            if any(self._spelled(j, lab) for lab in counted):
+                continue  # the word is in that relation's name: nothing of it is left over
+            explained = sum(self.prob[j].get(lab, 0.0) for lab in counted)
             unexplained += w * max(0.0, self.relational[j] - explained)
         if self.sameness and not any(m.shared for m in matches):
             adj -= s.unused_sameness_penalty
