@@ -102,7 +102,7 @@ async def run_set(spec: str, items: list[DatasetItem], kg_name: str, home: Path,
 
     spec_team, _ = choose_team(team_file, model="none")
     spec_team = spec_team.model_copy(update={"kg": KGSpec(name=kg_name)})
-    hits = halluc = missing = grounded = errors = 0
+    hits = halluc = missing = grounded = wrong_grounded = errors = 0
     seconds: list[float] = []
     wrong: list[dict[str, Any]] = []
     with open_team(spec_team, home=home) as runner:
@@ -119,6 +119,7 @@ async def run_set(spec: str, items: list[DatasetItem], kg_name: str, home: Path,
                 missing += 1
             elif not hit:
                 halluc += 1
+                wrong_grounded += answer.grounded
                 if len(wrong) < 5:
                     wrong.append({"question": item.question, "answer": answer.values[0].label,
                                   "gold": [g.label for g in item.answers[:3]]})
@@ -127,6 +128,7 @@ async def run_set(spec: str, items: list[DatasetItem], kg_name: str, home: Path,
         "questions": n, "hits_at_1": round(hits / n, 4) if n else None,
         "hallucinated": round(halluc / n, 4) if n else None, "missing": round(missing / n, 4) if n else None,
         "errors": errors, "grounded": round(grounded / n, 4) if n else None,
+        "wrong_and_grounded": round(wrong_grounded / n, 4) if n else None,
         "seconds_mean": round(statistics.fmean(seconds), 3) if seconds else None,
         "wrong_examples": wrong,
     }
