@@ -12,6 +12,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
+import random
 import sys
 import tempfile
 import time
@@ -26,8 +27,20 @@ from kgteam.eval.datasets import default_data_dir  # noqa: E402
 from kgteam.eval.metrics import Predicted, match_item  # noqa: E402
 
 
+def misspell(item: Any, rng: random.Random) -> str | None:
+    """The question with one letter of its topic entity's name replaced (None: no name ≥ 8 letters in it)."""
+    for ent in item.topic_entities:
+        name = ent.label or ""
+        if len(name) >= 8 and name in item.question:
+            letters = [i for i, c in enumerate(name) if c.isalpha()]
+            i = rng.choice(letters[1:-1] or letters)
+            swapped = rng.choice([c for c in "aeiourstln" if c != name[i].lower()])
+            return item.question.replace(name, name[:i] + swapped + name[i + 1 :], 1)
+    return None
+
+
 async def run(spec: str, items: list[Any], kg_name: str, home: Path, thresholds: list[float],
-              show: int) -> dict[str, Any]:
+              show: int, typos: bool = False) -> dict[str, Any]:
     from kgteam.roles.semantic.layer import SemanticLayer
     from kgteam.roles.semantic.similarity import embedder_similarity
     from kgteam.tools.kg import open_kg
@@ -38,6 +51,9 @@ async def run(spec: str, items: list[Any], kg_name: str, home: Path, thresholds:
     layer = SemanticLayer(tools.toolbox(), embedder_similarity())
     rows = []
     t0 = time.perf_counter()
+    rng = random.Random(0)
+    if typos:  # only the questions whose topic name can be misspelt, each with one wrong letter
+        items = [item.model_copy(update={"question": q}) for item in items if (q := misspell(item, rng))]
     for item in items:
         ranking = await layer.rank(item.question)
         best = ranking.best
@@ -93,9 +109,12 @@ def main() -> int:
     p.add_argument("--show", type=int, default=8)
     p.add_argument("--dump", type=Path, default=None, help="write every question's row (JSONL) here")
     p.add_argument("--tune", type=int, default=0, help="examples per set to learn lexicons from (0: none)")
+    p.add_argument("--typos", action="store_true", help="misspell one letter of each question's topic name "
+                                                        "(names of 8+ characters; other questions left out)")
     args = p.parse_args()
     data = default_data_dir()
-    result: dict[str, Any] = {"benchmark": "floor_scorer", "n": args.n, "seed": args.seed, "results": {}}
+    result: dict[str, Any] = {"benchmark": "floor_scorer", "n": args.n, "seed": args.seed, "typos": args.typos,
+                              "results": {}}
     with tempfile.TemporaryDirectory(prefix="kgteam-scorer-") as tmp:
         home = args.home or Path(tmp)
         result["tuned"] = prepare_lexicons(args.sets, data, home, args.n, args.seed, args.tune)
@@ -104,7 +123,7 @@ def main() -> int:
             if isinstance(loaded, str):
                 continue
             kg_name, items = loaded
-            res = asyncio.run(run(spec, items, kg_name, home, args.thresholds, args.show))
+            res = asyncio.run(run(spec, items, kg_name, home, args.thresholds, args.show, args.typos))
             rows = res.pop("rows")
             if args.dump:
                 with args.dump.open("a") as fh:

@@ -88,3 +88,25 @@ def test_confidence_is_shared_with_rivals_that_answer_differently():
     assert 0.5 < close < far <= 1.0
     unnamed = path("d", 1.0, ["x"], support=0.0)  # a step no word names
     assert path_confidence(unnamed, [unnamed]) == 0.0
+
+
+async def test_a_misspelt_name_is_still_found(orchard):
+    """One or two wrong letters in a name ("Young Oek") link it; an exact name is preferred."""
+    layer = SemanticLayer(orchard.toolbox())
+    ranking = await layer.rank("who is the gardener of Young Oek")
+    assert ranking.best.entity == E + "Oak" and [a["value"] for a in ranking.best.answers] == [E + "Bo"]
+    mentions = await spot_mentions("who is the gardener of Young Oek", orchard.toolbox())
+    assert mentions[0].fuzzy == [E + "Oak"]
+    exact = await spot_mentions("who is the gardener of Young Oak", orchard.toolbox())
+    assert exact[0].fuzzy == [] and exact[0].exact_iris() == [E + "Oak"]
+
+
+def test_short_words_are_not_misspelt_names():
+    from kgteam.roles.semantic.mentions import near_hits
+    from kgteam.tools.types import LabelHit
+
+    hits = [LabelHit(iri=E + "Ash", label="Ash", matched="Ash", score=1.0),
+            LabelHit(iri=E + "Elm", label="Old Elm", matched="Old Elm", score=1.0)]
+    assert near_hits(hits, "Asp") == []  # 3 letters: no edit allowed
+    assert near_hits(hits, "Old Elk") == [E + "Elm"]  # 7 letters: one edit
+    assert near_hits(hits, "Odd Elk") == []  # two edits in 7 letters: too many

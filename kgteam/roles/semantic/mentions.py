@@ -1,9 +1,12 @@
-"""Topic mentions: the longest spans of the question that the KG's label index knows exactly."""
+"""Topic mentions: the longest spans of the question that the KG's label index knows exactly,
+then, for what is left, names the index knows up to a typo or two ("Kazuo Ishigoro")."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
+
+from rapidfuzz.distance import Levenshtein
 
 from kgteam.roles.semantic.text import STOPWORDS, WH_WORDS, Token, normalise, tokenize
 from kgteam.tools.types import LabelHit, ToolError
@@ -20,24 +23,42 @@ class Mention:
     start: int  # token span in the question (see :func:`text.tokenize`)
     end: int
     hits: list[LabelHit] = field(default_factory=list)
+    fuzzy: list[str] = field(default_factory=list)  # IRIs whose name is this span up to a typo (no exact one)
 
     @property
     def span(self) -> tuple[int, int]:
         return (self.start, self.end)
 
     def exact_iris(self) -> list[str]:
-        """IRIs whose label or alias is this mention exactly (search order kept, no repeats)."""
+        """IRIs whose label or alias is this mention exactly (search order kept, no repeats); for a
+        misspelt mention, the IRIs whose name it is up to a typo."""
         out: list[str] = []
         for h in self.hits:
             if is_exact_hit(h, self.text) and h.iri not in out:
                 out.append(h.iri)
-        return out
+        return out or list(self.fuzzy)
 
 
 def is_exact_hit(hit: LabelHit, span_text: str) -> bool:
     """The label index knows ``span_text`` exactly (as a label or an alias)."""
     want = normalise(span_text)
     return hit.exact or normalise(hit.matched) == want or normalise(hit.label) == want
+
+
+def near_hits(hits: list[LabelHit], span_text: str, *, max_edits: int = 2) -> list[str]:
+    """IRIs whose label or alias is ``span_text`` up to ``max_edits`` character edits (at most one
+    per five characters, so short words do not turn into other words)."""
+    want = normalise(span_text)
+    budget = min(max_edits, len(want) // 5)
+    out: list[str] = []
+    for h in hits:
+        for name in (h.matched, h.label):
+            got = normalise(name)
+            if budget and got != want and Levenshtein.distance(want, got, score_cutoff=budget) <= budget:
+                if h.iri not in out:
+                    out.append(h.iri)
+                break
+    return out
 
 
 def _short_name(token: Token, position: int) -> bool:
@@ -54,6 +75,7 @@ async def spot_mentions(question: str, tools: Toolbox, *, max_ngram: int = 10, k
     tokens = tokenize(question)
     covered = [False] * len(tokens)
     found: list[Mention] = []
+    almost: list[Mention] = []  # spans that are a known name up to a typo
     lower = [t.lower for t in tokens]
     for n in range(min(max_ngram, len(tokens)), 0, -1):
         for i in range(0, len(tokens) - n + 1):
@@ -77,7 +99,18 @@ async def spot_mentions(question: str, tools: Toolbox, *, max_ngram: int = 10, k
                 found.append(Mention(text, i, i + n, hits))
                 for j in range(i, i + n):
                     covered[j] = True
+            elif n > 1 or tokens[i].text[:1].isupper() or "_" in tokens[i].text:
+                near = near_hits(hits, text)
+                if near:
+                    almost.append(Mention(text, i, i + n, hits, fuzzy=near))
     found.sort(key=lambda m: (-(m.end - m.start), 0 if m.text[:1].isupper() else 1, -len(m.text)))
+    # misspelt names, longest first, where no exact mention is: after every exact one
+    almost.sort(key=lambda m: (-(m.end - m.start), -len(m.text)))
+    for m in almost:
+        if not any(covered[m.start : m.end]):
+            found.append(m)
+            for j in range(m.start, m.end):
+                covered[j] = True
     return found
 
 
