@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
+import os
 import sys
 from datetime import UTC, datetime
 from pathlib import Path
@@ -47,6 +48,20 @@ def _load_items(dataset: str, limit: int | None, seed: int, data_dir: Path | Non
     if not items:
         _fail(f"no questions selected from {dataset} (--limit {limit})")
     return items
+
+
+def _check_writable(out: Path) -> None:
+    """Make the output's folder and prove a file can be written there, before any expensive step."""
+    folder = out.parent if str(out.parent) else Path(".")
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+        probe = folder / f".kgteam-write-test-{os.getpid()}"
+        probe.write_bytes(b"")
+        probe.unlink()
+    except OSError as exc:
+        _fail(f"cannot write {out}: {exc.strerror or exc}")
+    if out.exists() and out.is_dir():
+        _fail(f"--out {out} is a folder; give a file path such as {out / 'run.jsonl'}")
 
 
 def _open_tools(kg: str, stack: contextlib.ExitStack, *, max_rows: int = 10_000, timeout_s: float = 10.0) -> Any:
@@ -144,6 +159,7 @@ def register(app: typer.Typer) -> None:
 
         spec, _ = choose_team(team, model=model)  # invalid team files exit 2 with file:line:field
         out = out or _default_out(dataset)
+        _check_writable(out)  # before the team is built: a missing folder is made, a read-only one refused
         try:
             previous = read_run(out)  # fail before anything runs when the file to resume is corrupt
         except ValueError as exc:
@@ -221,6 +237,8 @@ def _run_diagnostics(items: list[Any], kg: str, out: Path | None, *, max_hops: i
     from kgteam.eval.diagnostics import DiagnosticsConfig, diagnose, summarize_diagnostics
 
     cfg = DiagnosticsConfig(max_hops=max_hops, top_n=top_n, triple_budget=budget)
+    if out is not None:
+        _check_writable(out)
     with contextlib.ExitStack() as stack:
         tools = _open_tools(kg, stack, max_rows=cfg.max_triples + 1, timeout_s=cfg.timeout_s)
         fh = stack.enter_context(open(out, "w", encoding="utf-8")) if out else None

@@ -399,16 +399,16 @@ def write_jsonl(items: Iterable[DatasetItem], path: str | Path) -> None:
 # ----------------------------------------------------------------------------- names & sampling
 
 def default_data_dir() -> Path:
-    """``KGTEAM_DATA_DIR``, else the ``shared/data`` folder beside the checkout."""
+    """``KGTEAM_DATA_DIR``, else a ``shared/data`` folder beside the checkout (or the working
+    directory); when there is none, ``./shared/data``, which the missing-file error then names."""
     env = os.environ.get("KGTEAM_DATA_DIR")
     if env:
-        return Path(env)
-    here = Path(__file__).resolve()
-    for parent in here.parents:
-        candidate = parent.parent / "shared" / "data"
+        return Path(env).expanduser()
+    beside_checkout = [p.parent / "shared" / "data" for p in Path(__file__).resolve().parents]
+    for candidate in [*beside_checkout, Path.cwd() / "shared" / "data"]:
         if candidate.is_dir():
             return candidate
-    return Path("/work/shared/data")
+    return Path.cwd() / "shared" / "data"
 
 
 DATASET_NAMES = (
@@ -477,7 +477,9 @@ def load_dataset(spec: str, data_dir: str | Path | None = None) -> list[DatasetI
 
 def _need(path: Path) -> Path:
     if not path.exists():
-        raise DatasetError(f"dataset file not found: {path} (set KGTEAM_DATA_DIR or pass a file path)")
+        raise DatasetError(f"dataset file not found: {path}. Named datasets (metaqa, wc2014, pq, ...) are read from "
+                           f"KGTEAM_DATA_DIR (a folder holding metaqa/, wc2014/, pathquestion/ ...; default: a "
+                           f"shared/data folder beside the kgteam checkout); or pass the path of a JSONL/TSV file")
     return path
 
 

@@ -105,3 +105,39 @@ def test_resume_with_another_setup_is_refused(eval_team_file, three_items, tmp_p
     assert len(read_run(out)) == 3
     same = CliRunner().invoke(app, args)  # the same setup resumes as before
     assert same.exit_code == 0 and "done 0" in same.output
+
+
+def test_a_missing_output_folder_is_made_and_an_unwritable_one_refused_before_the_team(eval_team_file, three_items,
+                                                                                      tmp_path, monkeypatch):
+    out = tmp_path / "runs" / "nested" / "local.jsonl"  # the README's line with no runs/ folder yet
+    args = ["eval", str(three_items), "--team", str(eval_team_file), "--out", str(out), "--concurrency", "1"]
+    made = CliRunner().invoke(app, args)
+    assert made.exit_code == 0, made.output
+    assert out.exists() and (tmp_path / "runs" / "nested" / "local.meta.json").exists()
+
+    import kgteam.team_builder as builder
+
+    def no_build(*a, **k):
+        raise AssertionError("the team must not be built when the run file cannot be written")
+
+    monkeypatch.setattr(builder, "build_team", no_build)
+    blocked = tmp_path / "file-not-folder"
+    blocked.write_text("x", encoding="utf-8")
+    refused = CliRunner().invoke(app, [*args[:-4], "--out", str(blocked / "run.jsonl")])
+    _no_traceback(refused)
+    assert "cannot write" in refused.output
+
+
+def test_missing_data_names_where_it_comes_from(monkeypatch, tmp_path):
+    from kgteam.eval.datasets import DatasetError, default_data_dir, load_dataset
+
+    monkeypatch.setenv("KGTEAM_DATA_DIR", str(tmp_path / "nowhere"))
+    assert default_data_dir() == tmp_path / "nowhere"
+    with pytest.raises(DatasetError, match="KGTEAM_DATA_DIR"):
+        load_dataset("metaqa:1-hop")
+    monkeypatch.delenv("KGTEAM_DATA_DIR")
+    monkeypatch.chdir(tmp_path)
+    import kgteam.eval.datasets as datasets
+
+    monkeypatch.setattr(datasets, "__file__", str(tmp_path / "a" / "b" / "datasets.py"))
+    assert default_data_dir() == tmp_path / "shared" / "data"  # no machine path to fall back on
