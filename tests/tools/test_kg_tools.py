@@ -7,7 +7,9 @@ embedded backend, so "same results" is checked, not assumed.
 from __future__ import annotations
 
 import json
+import os
 import re
+import signal
 import time
 
 import pytest
@@ -303,6 +305,22 @@ async def test_run_sparql_timeout_stops_a_runaway_query(store_dir, label_index) 
     finally:
         store.close()
     assert not store._sandbox
+
+
+async def test_ctrl_c_leaves_the_sparql_worker_to_its_parent(store_dir, label_index) -> None:
+    """Ctrl-C reaches the whole process group; the worker neither dies with a traceback nor stops serving."""
+    store = OxigraphStore(store_dir)
+    tools = KGTools(store, label_index)
+    try:
+        await tools.run_sparql(f"ASK {{ <{E}Alien> ?p ?o }}")  # starts the worker process
+        worker = next(iter(store._sandbox._all))
+        os.kill(worker.proc.pid, signal.SIGINT)
+        time.sleep(0.5)
+        assert worker.alive()
+        after = await tools.run_sparql(f"SELECT ?o WHERE {{ <{E}Alien> <{R}release_year> ?o }}")
+        assert after.rows[0]["o"].value == "1979"
+    finally:
+        store.close()
 
 
 async def test_neighbors_on_a_hub_beyond_edge_fetch_is_stable(store_dir, label_index) -> None:

@@ -16,6 +16,7 @@ from __future__ import annotations
 import contextlib
 import os
 import queue
+import signal
 import subprocess
 import sys
 import threading
@@ -289,5 +290,8 @@ class OxigraphStore:
 
 
 if __name__ == "__main__":  # the run_sparql worker process (see _Worker)
+    # Ctrl-C in a terminal reaches the whole process group: the parent decides (it cancels the
+    # question and kills its workers); a worker printing a KeyboardInterrupt traceback helps no one
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
     _sandbox_main(int(sys.argv[1]), int(sys.argv[2]), sys.argv[3], sys.argv[4] == "1",
                   sys.argv[5] if len(sys.argv) > 5 else "")
