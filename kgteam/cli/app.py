@@ -26,11 +26,22 @@ COMMAND_MODULES = (
     "kgteam.cli.trace_cmd",
     "kgteam.cli.eval_cmd",
     "kgteam.cli.tune_cmd",
+    "kgteam.cli.sparql_cmd",
 )
+
+
+def _show_version(value: bool) -> None:
+    if value:
+        from kgteam import __version__
+
+        typer.echo(f"kgteam {__version__}")
+        raise typer.Exit()
 
 
 @app.callback()
 def _global_options(
+    version: Annotated[bool, typer.Option("--version", callback=_show_version, is_eager=True,
+                                          help="print kgteam's version and exit")] = False,
     log_level: Annotated[str, typer.Option(
         "--log-level", envvar="KGTEAM_LOG_LEVEL",
         help="structlog level on stderr: DEBUG shows every tool and LLM call, INFO each question")] = "WARNING",

@@ -1,0 +1,70 @@
+"""``kgteam sparql``: look inside a loaded KG with a read-only query, through the same guard the roles use."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import sys
+from pathlib import Path
+from typing import Annotated
+
+import typer
+from rich.console import Console
+from rich.table import Table
+from rich.text import Text
+
+
+def _fail(message: str, code: int = 1) -> typer.Exit:
+    typer.secho(f"error: {message}", fg="red", err=True)
+    return typer.Exit(code)
+
+
+def sparql(
+    name: Annotated[str, typer.Argument(help="the loaded KG (see `kgteam kgs`)")],
+    query: Annotated[str, typer.Argument(help="SELECT / ASK / CONSTRUCT / DESCRIBE; '-' reads it from stdin")],
+    limit: Annotated[int, typer.Option("--limit", min=1, help="row cap (the KG's own cap applies too)")] = 50,
+    timeout_s: Annotated[float, typer.Option("--timeout", min=0.1, help="seconds")] = 10.0,
+    as_json: Annotated[bool, typer.Option("--json", help="rows as JSON (SPARQL JSON terms)")] = False,
+    home: Annotated[Path | None, typer.Option("--home", help="KG home (default: $KGTEAM_HOME or ~/.kgteam)")] = None,
+) -> None:
+    """Run a read-only SPARQL query on a KG. Updates, LOAD and SERVICE are refused, as for the roles."""
+    from kgteam.tools.kg import open_kg
+    from kgteam.tools.kg_tools import KGTools
+    from kgteam.tools.types import ToolError
+
+    text = sys.stdin.read() if query == "-" else query
+    if not text.strip():
+        raise _fail("empty query", 2)
+    try:
+        kg = open_kg(name, home=home)
+    except (ToolError, OSError) as exc:
+        raise _fail(f"cannot open KG {name!r}: {exc}") from None
+    tools = KGTools(kg.store, kg.labels, default_timeout_s=timeout_s)  # no embedder: nothing here needs one
+    try:
+        result = asyncio.run(tools.run_sparql(text, limit=limit, timeout_s=timeout_s))
+    except ToolError as exc:
+        raise _fail(str(exc), 2) from None
+    except KeyboardInterrupt:
+        raise _fail("interrupted", 130) from None
+    finally:
+        kg.close()
+    if as_json:
+        rows = [{k: v.model_dump(exclude_none=True) for k, v in row.items()} for row in result.rows]
+        typer.echo(json.dumps({"query": result.query, "variables": result.variables, "rows": rows,
+                               "boolean": result.boolean, "truncated": result.truncated}, indent=1))
+        return
+    if result.boolean is not None:
+        typer.echo("true" if result.boolean else "false")
+        return
+    table = Table(box=None, header_style="dim")
+    for var in result.variables:
+        table.add_column(var)
+    for row in result.rows:
+        table.add_row(*(Text(row[v].value) if v in row else Text("") for v in result.variables))  # KG text, not markup
+    Console().print(table)
+    more = " (cut at the row cap: --limit)" if result.truncated else ""
+    typer.echo(f"{len(result.rows)} rows in {result.elapsed_s:.3f}s{more}")
+
+
+def register(app: typer.Typer) -> None:
+    app.command("sparql")(sparql)
