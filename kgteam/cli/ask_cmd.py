@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 from pathlib import Path
 from typing import Annotated
@@ -43,11 +44,21 @@ def ask(
     session_id = session or new_session_id()
     colors = RoleColors()
 
+    # on a terminal, a spinner with the latest role message (a local model takes a minute);
+    # nothing when piped, every message with --verbose
+    progress = Console(stderr=True, highlight=False)
+    spinning = not verbose and progress.is_terminal
+    status = progress.status("starting the team", spinner="dots") if spinning else contextlib.nullcontext()
+
     def on_event(env: Envelope) -> None:
         if verbose:
             console.print(event_line(env, colors))
+        elif spinning:
+            status.update(Text.assemble("asking the team:", event_line(env, colors)))  # type: ignore[union-attr]
 
-    with team_runtime(spec, home=home, db=db) as (runner, _store), asyncio.Runner() as loop:
+    with status, team_runtime(spec, home=home, db=db) as (runner, _store), asyncio.Runner() as loop:
+        if spinning:
+            status.update("asking the team")  # type: ignore[union-attr]
         answer = run_question(loop, runner, question, session_id, on_event)
     if answer is None:
         console.print("[yellow]cancelled[/]")

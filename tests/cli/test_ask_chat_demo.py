@@ -45,6 +45,17 @@ def test_ask_rich_output_shows_evidence_cost_and_stop(team_file, tmp_path):
     assert re.search(r"cost: 1 LLM calls, \d+ tokens", out)
 
 
+def test_ask_shows_progress_on_a_terminal_and_nothing_when_piped(team_file, tmp_path):
+    args = ["ask", "what did Joel Zwick direct", "--team", str(team_file), "--db", str(tmp_path / "s.sqlite")]
+    on_tty = runner.invoke(app, args, env={"TTY_COMPATIBLE": "1", "TTY_INTERACTIVE": "1"})
+    assert on_tty.exit_code == 0, on_tty.output
+    assert "asking the team" in on_tty.output and "t_linker" in on_tty.output  # the latest role message
+    piped = runner.invoke(app, args, env={"TTY_COMPATIBLE": "0"})
+    assert piped.exit_code == 0, piped.output
+    assert "asking the team" not in piped.output and "t_linker" not in piped.output
+    assert "Fat Albert" in piped.output
+
+
 def test_ask_unscripted_prompt_is_an_error_answer(team_file, tmp_path):
     result = runner.invoke(app, ["ask", "who directed Casablanca", "--team", str(team_file),
                                  "--db", str(tmp_path / "s.sqlite"), "--json"])
