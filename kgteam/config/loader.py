@@ -250,17 +250,25 @@ def load_team_text(text: str, source: str = "<team>", *, base_dir: Path | None =
                                                            "a team file must be a mapping (name: ..., roles: ...)")])
     _normalise(loaded, source)
     _resolve_paths(loaded.data, base_dir or Path.cwd())
-    if loaded.issues:  # missing env vars, duplicate keys: report before structure errors pile up
-        raise TeamConfigError(loaded.issues)
+    # every problem of the file at once, in line order: reading (missing env vars, duplicate
+    # keys), structure, then installed names and the message graph once the structure holds
+    issues = list(loaded.issues)
     try:
         spec = TeamSpec.model_validate(loaded.data)
     except ValidationError as exc:
-        raise TeamConfigError(validation_issues(exc, TeamSpec, loaded, source)) from None
+        raise TeamConfigError(_sorted(issues + _new(validation_issues(exc, TeamSpec, loaded, source), issues))) \
+            from None
     if check_installed:
-        issues = check_names(spec, loaded, source)
-        if issues:
-            raise TeamConfigError(issues)
+        issues += _new(check_names(spec, loaded, source), issues)
+    if issues:
+        raise TeamConfigError(_sorted(issues))
     return spec
+
+
+def _new(found: list[ConfigIssue], known: list[ConfigIssue]) -> list[ConfigIssue]:
+    """Issues not already reported at the same place (a missing env var also fails its field)."""
+    seen = {(i.line, i.field) for i in known}
+    return [i for i in found if (i.line, i.field) not in seen]
 
 
 def load_team(path: str | Path, *, environ: dict[str, str] | None = None, check_installed: bool = True) -> TeamSpec:

@@ -89,6 +89,19 @@ def test_several_errors_reported_together(write):
     assert [(i.line, i.field) for i in issues] == [(7, "model.temprature"), (24, "budgets.max_turns")]
 
 
+def test_errors_of_every_stage_are_reported_together_in_line_order(write):
+    """A duplicate key (read stage), a bad value (structure) and an unknown role (installed names):
+    all three at once, sorted by line, not only the first stage's."""
+    text = (GOOD.replace("max_turns: 5", "max_turns: 5\n  max_turns: 6")
+            .replace("  model: tiny", "  model: tiny\n  temprature: 0"))
+    issues = errors_of(write(text))
+    assert [(i.line, i.field) for i in issues] == [(7, "model.temprature"), (25, "budgets.max_turns")]
+    text = GOOD.replace("max_turns: 5", "max_turns: 5\n  max_turns: 6").replace("role: t_responder", "role: nope")
+    issues = errors_of(write(text))
+    assert [(i.line, i.field) for i in issues] == [(14, "roles.responder.role"), (24, "budgets.max_turns")]
+    assert "unknown role 'nope'" in issues[0].message and "duplicate key" in issues[1].message
+
+
 def test_unknown_role_lists_installed(write):
     (issue,) = errors_of(write(GOOD.replace("role: t_responder", "role: t_responsder")))
     assert (issue.line, issue.field) == (14, "roles.responder.role")
