@@ -63,6 +63,11 @@ CREATE TABLE IF NOT EXISTS events (
     json TEXT NOT NULL
 );
 CREATE INDEX IF NOT EXISTS events_by_session ON events (session_id, turn, seq);
+CREATE TABLE IF NOT EXISTS session_settings (   -- what the session runs on: team, KG, model
+    session_id TEXT PRIMARY KEY,
+    settings_json TEXT NOT NULL,
+    created_at TEXT NOT NULL
+);
 """
 
 
@@ -102,6 +107,8 @@ class SessionStore(Protocol):
     def turns(self, session_id: str) -> list[TurnRecord]: ...
     def list_sessions(self) -> list[SessionInfo]: ...
     def messages(self, session_id: str, turn: int | None = None) -> list[Envelope]: ...
+    def save_settings(self, session_id: str, settings: dict[str, Any]) -> dict[str, Any]: ...
+    def settings(self, session_id: str) -> dict[str, Any] | None: ...
     def events(self, session_id: str, turn: int | None = None) -> list[dict[str, Any]]: ...
 
 
@@ -231,6 +238,23 @@ class SqliteSessionStore:
             seq = self._next_seq("events", session_id, turn)
             self._pending_events.append(
                 (session_id, turn, seq, event, data.get("role"), _now(), json.dumps(data, default=str)))
+
+    def save_settings(self, session_id: str, settings: dict[str, Any]) -> dict[str, Any]:
+        """Record what the session runs on (team, KG, model) the first time; later calls keep
+        the first record, which is returned, so a resumed session cannot drift to another KG."""
+        with self._lock:
+            self._conn.execute(
+                "INSERT INTO session_settings (session_id, settings_json, created_at) VALUES (?, ?, ?) "
+                "ON CONFLICT(session_id) DO NOTHING", (session_id, json.dumps(settings, sort_keys=True), _now()))
+        saved = self.settings(session_id)
+        assert saved is not None
+        return saved
+
+    def settings(self, session_id: str) -> dict[str, Any] | None:
+        with self._lock:
+            row = self._conn.execute("SELECT settings_json FROM session_settings WHERE session_id=?",
+                                     (session_id,)).fetchone()
+        return json.loads(row["settings_json"]) if row else None
 
     # -- reading ------------------------------------------------------------------------------
     def turns(self, session_id: str) -> list[TurnRecord]:

@@ -21,6 +21,9 @@ from kgteam.cli.team_setup import (
     ensure_kg,
     new_session_id,
     run_question,
+    session_choices,
+    session_db_path,
+    session_settings,
     team_runtime,
 )
 from kgteam.protocols.envelope import Envelope
@@ -39,6 +42,7 @@ def ask(
 ) -> None:
     """Answer one question with a team; prints the answer, its evidence, cost and why the run stopped."""
     console = Console(highlight=False, stderr=as_json)
+    team, model, kg = session_choices(db or session_db_path(home), session, team, model, kg)
     spec, _ = choose_team(team, model=model, kg=kg)
     ensure_kg(spec, home, say=lambda m: console.print(Text(m, style="dim")))
     session_id = session or new_session_id()
@@ -56,7 +60,8 @@ def ask(
         elif spinning:
             status.update(Text.assemble("asking the team:", event_line(env, colors)))  # type: ignore[union-attr]
 
-    with status, team_runtime(spec, home=home, db=db) as (runner, _store), asyncio.Runner() as loop:
+    with status, team_runtime(spec, home=home, db=db) as (runner, store), asyncio.Runner() as loop:
+        store.save_settings(session_id, session_settings(spec, team, model, kg))
         if spinning:
             status.update("asking the team")  # type: ignore[union-attr]
         answer = run_question(loop, runner, question, session_id, on_event)

@@ -21,6 +21,9 @@ from kgteam.cli.team_setup import (
     ensure_kg,
     new_session_id,
     run_question,
+    session_choices,
+    session_db_path,
+    session_settings,
     team_runtime,
 )
 from kgteam.config.resolve import resolve_team
@@ -59,7 +62,9 @@ def chat(
 ) -> None:
     """Talk to a team: streams each role's messages, shows evidence and cost per answer."""
     console = Console(highlight=False)
+    team, model, kg = session_choices(db or session_db_path(home), session, team, model, kg)
     spec, _ = choose_team(team, model=model, kg=kg)
+    settings = session_settings(spec, team, model, kg)
     ensure_kg(spec, home, say=lambda m: console.print(Text(m, style="dim")))
     roles = resolve_team(spec).roles
     has_ctx = any(r.role == "contextualizer" for r in roles.values())
@@ -75,6 +80,7 @@ def chat(
         else:
             console.print(f"[dim]session {session_id} (resume with --session {session_id})[/]")
         last: Any = None
+        asked: str | None = session_id if session and store.turns(session_id) else None
         interactive = sys.stdin.isatty()
         colors = RoleColors()
         while True:
@@ -112,14 +118,21 @@ def chat(
                 if not quiet and env.kind != "answer" and env.sender != "user":
                     console.print(event_line(env, colors))
 
+            store.save_settings(session_id, settings)  # the first question fixes the session's KG and team
+            asked = session_id
             answer = run_question(loop, runner, text, session_id, on_event)
             if answer is None:
                 console.print("[yellow]run cancelled; the session goes on[/]")
                 continue
             last = runner.last_run.used if runner.last_run is not None else None  # the supervisor's own count
             print_answer(console, answer)
-        console.print(Text(f"bye — resume with: kgteam chat --session {session_id}"
-                           + (f" --team {team}" if team else ""), style="dim"))
+        # the session with questions in it (after /new with nothing asked, the one before); its
+        # team, KG and model are restored from the session itself
+        resumable = session_id if store.turns(session_id) else asked
+        if resumable:
+            console.print(Text(f"bye — resume with: kgteam chat --session {resumable}", style="dim"))
+        else:
+            console.print(Text("bye", style="dim"))
 
 
 def register(app: typer.Typer) -> None:

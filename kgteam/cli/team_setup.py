@@ -79,6 +79,46 @@ def choose_team(team: Path | None, *, model: str | None = None, kg: str | None =
     return spec, is_default
 
 
+def kg_identity(spec: TeamSpec) -> str:
+    """Which KG a spec runs on, as a session records it."""
+    kg = spec.kg
+    return str(kg.name or kg.path or kg.endpoint)
+
+
+def session_choices(db: Path, session: str | None, team: Path | None, model: str | None, kg: str | None
+                    ) -> tuple[Path | None, str | None, str | None]:
+    """The team, model and KG flags to run ``session`` with: what it was started with, unless the
+    command line says otherwise. Another team or KG than the session's is refused (exit 2): its
+    follow-up questions would be answered from another graph. A new session takes the flags as given."""
+    from kgteam.agents.sessions import SqliteSessionStore
+
+    if session is None or not db.exists():
+        return team, model, kg
+    with SqliteSessionStore(db) as store:
+        saved = store.settings(session)
+    if saved is None:
+        return team, model, kg
+    if kg is not None:
+        spec, _ = choose_team(Path(saved["team"]) if saved.get("team") else None, kg=kg)
+        if kg_identity(spec) != saved.get("kg_id"):
+            typer.echo(f"session {session} runs on KG {saved.get('kg_id')!r}; resuming it with --kg {kg} would "
+                       f"answer its follow-ups from another graph. Resume it without --kg, or start a new "
+                       f"session (leave out --session).", err=True)
+            raise typer.Exit(2)
+    if team is not None and str(team.resolve()) != saved.get("team"):
+        typer.echo(f"session {session} was started with team {saved.get('team') or 'the built-in team'}; resume "
+                   f"it without --team, or start a new session (leave out --session).", err=True)
+        raise typer.Exit(2)
+    stored_team = Path(saved["team"]) if saved.get("team") else None
+    return stored_team, model or saved.get("model"), kg or saved.get("kg")
+
+
+def session_settings(spec: TeamSpec, team: Path | None, model: str | None, kg: str | None) -> dict[str, Any]:
+    """What a session records about itself: the flags to rebuild its team, and the KG it runs on."""
+    return {"team": str(team.resolve()) if team else None, "model": model, "kg": kg, "kg_id": kg_identity(spec),
+            "team_name": spec.name}
+
+
 def ensure_kg(spec: TeamSpec, home: Path | None, *, say: Callable[[str], None]) -> None:
     """The demo KG is installed on first use; any other KG must exist already."""
     if spec.kg.backend != "oxigraph" or spec.kg.name != DEMO_KG:

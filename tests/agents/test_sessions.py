@@ -100,3 +100,14 @@ async def test_trace_export_and_text(tmp_path):
     assert any(r["type"] == "event" and r["event"] == "fallback" for r in rows)
     text = render_text(store, "t1")
     assert "turn 0: first" in text and "fallback" in text and "done after 3 steps" in text
+
+
+def test_a_session_keeps_the_settings_it_started_with(tmp_path):
+    path = tmp_path / "s.sqlite"
+    with SqliteSessionStore(path) as store:
+        assert store.settings("a") is None
+        first = {"kg": "books", "kg_id": "books", "team": None, "model": None}
+        assert store.save_settings("a", first) == first
+        assert store.save_settings("a", {**first, "kg": "movies", "kg_id": "movies"}) == first  # first one stays
+    with SqliteSessionStore(path) as store:  # survives a reopen
+        assert store.settings("a")["kg_id"] == "books" and store.settings("b") is None

@@ -123,6 +123,24 @@ def test_chat_two_turns_budget_quit_then_resume(team_file, tmp_path):
     assert "new session" in again.output
 
 
+def test_a_session_remembers_its_team_and_kg(team_file, tmp_path):
+    db = tmp_path / "s.sqlite"
+    first = runner.invoke(app, ["chat", "--team", str(team_file), "--kg", "mini", "--db", str(db), "--session", "k1"],
+                          input="who directed Kismet\n/new\n/quit\n")
+    assert first.exit_code == 0, first.output
+    assert "resume with: kgteam chat --session k1" in first.output  # not the empty session /new opened
+    refused = runner.invoke(app, ["chat", "--db", str(db), "--session", "k1", "--kg", "other"], input="/quit\n")
+    assert refused.exit_code == 2 and "runs on KG 'mini'" in refused.output
+    # no --team, no --kg: both come from the session (the built-in team would need a model server)
+    follow = runner.invoke(app, ["ask", "what did Joel Zwick direct", "--db", str(db), "--session", "k1"])
+    assert follow.exit_code == 0, follow.output
+    assert "Fat Albert, My Big Fat Greek Wedding" in follow.output and "team mini" in follow.output
+    other_team = tmp_path / "copy.yaml"
+    other_team.write_text(team_file.read_text(), encoding="utf-8")
+    moved = runner.invoke(app, ["ask", "who directed Kismet", "--team", str(other_team), "--db", str(db), "-s", "k1"])
+    assert moved.exit_code == 2 and "started with team" in moved.output
+
+
 def test_chat_eof_ends_session(team_file, tmp_path):
     result = runner.invoke(app, ["chat", "--team", str(team_file), "--db", str(tmp_path / "s.sqlite"), "-q"],
                            input="who directed Kismet\n")
