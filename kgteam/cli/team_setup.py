@@ -42,17 +42,12 @@ def new_session_id() -> str:
 
 
 def parse_model_flag(flag: str) -> ModelSpec:
-    provider, _, rest = flag.partition(":")
-    if provider == "scripted" and rest:
-        return ModelSpec(provider="scripted", script=str(Path(rest).expanduser().resolve()))
-    if provider == "none" and not rest:
-        return ModelSpec(provider="none")
-    if provider == "local" and not rest:
-        return ModelSpec(provider="local")
-    if provider == "openai" and rest:
-        model, _, base_url = rest.partition("@")
-        return ModelSpec(provider="openai", model=model, base_url=base_url or None)
-    raise typer.BadParameter(f"{flag!r}: expected {MODEL_HELP}", param_hint="--model")
+    from kgteam.config.defaults import model_from_flag
+
+    try:
+        return model_from_flag(flag)
+    except ValueError:
+        raise typer.BadParameter(f"{flag!r}: expected {MODEL_HELP}", param_hint="--model") from None
 
 
 def choose_team(team: Path | None, *, model: str | None = None, kg: str | None = None) -> tuple[TeamSpec, bool]:

@@ -7,6 +7,7 @@ an OpenAI-compatible API; otherwise the embedded SmolLM2 server is started.
 from __future__ import annotations
 
 import os
+from pathlib import Path
 
 from kgteam.config.schema import KGSpec, ModelSpec, TeamSpec
 from kgteam.protocols.budgets import Budgets
@@ -40,3 +41,19 @@ def default_team_spec() -> TeamSpec:
     extra = {"budgets": Budgets(timeout_s=LOCAL_MODEL_TIMEOUT_S)} if model.provider == "local" else {}
     return TeamSpec(name="triad", description="Triad (generalist, decision maker, advisor) on the demo MetaQA KG",
                     model=model, kg=KGSpec(backend="oxigraph", name=DEMO_KG), playbook="triad", **extra)
+
+
+MODEL_FLAG_FORMS = "none, local, openai:MODEL, openai:MODEL@BASE_URL or scripted:FILE"
+
+
+def model_from_flag(flag: str) -> ModelSpec:
+    """``--model`` / ``model=`` as a spec: ``none``, ``local``, ``openai:MODEL[@BASE_URL]``, ``scripted:FILE``."""
+    provider, _, rest = flag.partition(":")
+    if provider == "scripted" and rest:
+        return ModelSpec(provider="scripted", script=str(Path(rest).expanduser().resolve()))
+    if provider in ("none", "local") and not rest:
+        return ModelSpec(provider=provider)  # type: ignore[arg-type]
+    if provider == "openai" and rest:
+        model, _, base_url = rest.partition("@")
+        return ModelSpec(provider="openai", model=model, base_url=base_url or None)
+    raise ValueError(f"{flag!r}: expected {MODEL_FLAG_FORMS}")

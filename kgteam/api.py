@@ -1,0 +1,142 @@
+"""kgteam from Python: a team in three lines, quiet by default.
+
+    from kgteam import Team
+
+    with Team.from_yaml("my-team.yaml") as team:     # or Team.default(kg="mykg", model="none")
+        answer = team.ask("who directed Kismet")     # an Answer: text, values, evidence, cost
+        chat = team.session()                        # follow-ups share a history
+        chat.ask("what else did he direct?")
+
+``aask`` and ``stream`` are the async forms (for notebooks with a running event loop and for
+apps); ``stream`` yields every role message as it happens, the answer last.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import uuid
+from collections.abc import AsyncIterator
+from pathlib import Path
+from typing import Any
+
+from kgteam.config.schema import KGSpec, ModelSpec, TeamSpec
+from kgteam.protocols.envelope import Envelope
+from kgteam.protocols.payloads import Answer
+
+
+def _quiet_logs() -> None:
+    """Warnings only, on stderr, unless the program configured structlog itself."""
+    import structlog
+
+    if not structlog.is_configured():
+        from kgteam.agents.logging import configure_logging
+
+        configure_logging("WARNING", json=False)
+
+
+class Team:
+    """A built team: its model server, KG and session store stay open until :meth:`close`."""
+
+    def __init__(self, spec: TeamSpec, *, home: str | Path | None = None, sessions: str | Path | None = None) -> None:
+        from kgteam.agents.sessions import SqliteSessionStore
+        from kgteam.team_builder import build_team
+
+        _quiet_logs()
+        self.spec = spec
+        self._stack = contextlib.ExitStack()
+        home_path = Path(home).expanduser() if home is not None else None
+        try:
+            self._store = SqliteSessionStore(sessions) if sessions is not None else None
+            if self._store is not None:
+                self._stack.callback(self._store.close)
+            self._runner = build_team(spec, stack=self._stack, home=home_path, session_store=self._store)
+        except BaseException:
+            self._stack.close()
+            raise
+
+    # -- building ------------------------------------------------------------------------------
+    @classmethod
+    def from_yaml(cls, path: str | Path, *, kg: str | None = None, model: str | ModelSpec | None = None,
+                  home: str | Path | None = None, sessions: str | Path | None = None) -> Team:
+        """The team of a YAML file (``TeamConfigError`` with file:line issues when it is invalid);
+        ``kg`` (a KG name or folder) and ``model`` (``"none"``, ``"openai:gpt-4o-mini"`` ...) override it."""
+        from kgteam.config import load_team
+
+        return cls(_override(load_team(path), kg, model), home=home, sessions=sessions)
+
+    @classmethod
+    def default(cls, *, kg: str | None = None, model: str | ModelSpec | None = None,
+                home: str | Path | None = None, sessions: str | Path | None = None) -> Team:
+        """The built-in Triad team (on the demo KG unless ``kg`` is given)."""
+        from kgteam.config.defaults import default_team_spec
+
+        return cls(_override(default_team_spec(), kg, model), home=home, sessions=sessions)
+
+    # -- asking --------------------------------------------------------------------------------
+    def ask(self, question: str, *, session: str | None = None) -> Answer:
+        """Answer one question (blocking). In a running event loop (Jupyter), use ``await aask``."""
+        try:
+            asyncio.get_running_loop()
+        except RuntimeError:
+            return asyncio.run(self.aask(question, session=session))
+        raise RuntimeError("Team.ask() blocks, and an event loop is running here (Jupyter?): "
+                           "use `await team.aask(question)` instead")
+
+    async def aask(self, question: str, *, session: str | None = None) -> Answer:
+        return await self._runner.ask(question, session_id=session)
+
+    async def stream(self, question: str, *, session: str | None = None) -> AsyncIterator[Envelope]:
+        """Every message of the run as it happens (``env.kind``, ``env.sender``, ``env.payload``),
+        the answer last; leaving the loop early cancels the run."""
+        async for env in self._runner.stream(question, session_id=session):
+            yield env
+
+    def session(self, session_id: str | None = None) -> Session:
+        """A conversation: follow-up questions see the earlier ones (with a contextualizer role)."""
+        return Session(self, session_id or uuid.uuid4().hex[:12])
+
+    # -- lifetime ------------------------------------------------------------------------------
+    def close(self) -> None:
+        self._stack.close()
+
+    def __enter__(self) -> Team:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
+class Session:
+    """Questions asked in one conversation."""
+
+    def __init__(self, team: Team, session_id: str) -> None:
+        self.team = team
+        self.id = session_id
+
+    def ask(self, question: str) -> Answer:
+        return self.team.ask(question, session=self.id)
+
+    async def aask(self, question: str) -> Answer:
+        return await self.team.aask(question, session=self.id)
+
+    def stream(self, question: str) -> AsyncIterator[Envelope]:
+        return self.team.stream(question, session=self.id)
+
+    def history(self) -> list[tuple[str, Answer]]:
+        return self.team._runner.history(self.id)
+
+
+def _override(spec: TeamSpec, kg: str | None, model: str | ModelSpec | None) -> TeamSpec:
+    from kgteam.config.defaults import model_from_flag
+
+    updates: dict[str, Any] = {}
+    if model is not None:
+        updates["model"] = model if isinstance(model, ModelSpec) else model_from_flag(model)
+    if kg is not None:
+        path = Path(kg).expanduser()
+        updates["kg"] = KGSpec(path=str(path.resolve())) if path.exists() else KGSpec(name=kg)
+    return spec.model_copy(update=updates) if updates else spec
+
+
+__all__ = ["Session", "Team"]
