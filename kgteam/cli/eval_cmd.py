@@ -64,14 +64,15 @@ def _check_writable(out: Path) -> None:
         _fail(f"--out {out} is a folder; give a file path such as {out / 'run.jsonl'}")
 
 
-def _open_tools(kg: str, stack: contextlib.ExitStack, *, max_rows: int = 10_000, timeout_s: float = 10.0) -> Any:
+def _open_tools(kg: str, stack: contextlib.ExitStack, *, max_rows: int = 10_000, timeout_s: float = 10.0,
+                home: Path | None = None) -> Any:
     from kgteam.tools.kg import open_kg
     from kgteam.tools.kg_tools import KGTools
     from kgteam.tools.lexicon import LexiconError
     from kgteam.tools.types import ToolError
 
     try:
-        graph = open_kg(kg)
+        graph = open_kg(kg, home=home)
     except (ToolError, OSError) as exc:  # KGNotFoundError is both
         _fail(f"cannot open KG {kg!r}: {exc}")
     stack.callback(graph.close)
@@ -144,6 +145,8 @@ def register(app: typer.Typer) -> None:
         report_dir: Annotated[Path | None, typer.Option("--report", help="also write a report to this folder")] = None,
         force_resume: Annotated[bool, typer.Option("--force-resume", help="resume even if the run file was made "
                                                    "with another dataset/team/model/KG/seed/limit")] = False,
+        home: Annotated[Path | None, typer.Option("--home", help="kgteam home: KGs and sessions (default "
+                                                  "$KGTEAM_HOME or ~/.kgteam)")] = None,
     ) -> None:
         """Run a team over a dataset: one JSONL record per question, resumable, with grades and cost."""
         items = _load_items(dataset, limit, seed, data_dir, where)
@@ -151,7 +154,7 @@ def register(app: typer.Typer) -> None:
             if not kg:
                 console.print("[red]error:[/red] --diagnose needs --kg NAME")
                 raise typer.Exit(2)
-            _run_diagnostics(items, kg, out, max_hops=3, top_n=5, budget=300, concurrency=concurrency)
+            _run_diagnostics(items, kg, out, max_hops=3, top_n=5, budget=300, concurrency=concurrency, home=home)
             return
         from kgteam.eval.report import latest_records, summarize, write_report
         from kgteam.eval.runner import read_meta, read_run, run_eval, write_meta
@@ -172,9 +175,9 @@ def register(app: typer.Typer) -> None:
         if previous:
             meta = _resume_meta(out, read_meta(out), meta, force=force_resume)
         with contextlib.ExitStack() as stack:
-            tools = _open_tools(kg, stack) if kg else None
+            tools = _open_tools(kg, stack, home=home) if kg else None
             try:
-                runner = build_team(spec, stack=stack, tools=tools)
+                runner = build_team(spec, stack=stack, tools=tools, home=home)
             except TeamBuildError as exc:
                 console.print(f"[red]error:[/red] cannot build team {spec.name!r}: {exc}")
                 raise typer.Exit(2) from None
@@ -224,14 +227,17 @@ def register(app: typer.Typer) -> None:
         where: Annotated[list[str] | None, typer.Option("--where")] = None,
         data_dir: Annotated[Path | None, typer.Option("--data-dir", envvar="KGTEAM_DATA_DIR")] = None,
         out: Annotated[Path | None, typer.Option("--out", help="per-question diagnostics (JSONL)")] = None,
+        home: Annotated[Path | None, typer.Option("--home", help="kgteam home: KGs and sessions (default "
+                                                  "$KGTEAM_HOME or ~/.kgteam)")] = None,
     ) -> None:
         """Retrieval ceiling without any LLM: linking rank, h-hop answer recall, filtered recall, gold query."""
         items = _load_items(dataset, limit, seed, data_dir, where)
-        _run_diagnostics(items, kg, out, max_hops=max_hops, top_n=top_n, budget=budget, concurrency=concurrency)
+        _run_diagnostics(items, kg, out, max_hops=max_hops, top_n=top_n, budget=budget, concurrency=concurrency,
+                         home=home)
 
 
 def _run_diagnostics(items: list[Any], kg: str, out: Path | None, *, max_hops: int, top_n: int, budget: int,
-                     concurrency: int) -> None:
+                     concurrency: int, home: Path | None = None) -> None:
     from rich.progress import Progress
 
     from kgteam.eval.diagnostics import DiagnosticsConfig, diagnose, summarize_diagnostics
@@ -240,7 +246,7 @@ def _run_diagnostics(items: list[Any], kg: str, out: Path | None, *, max_hops: i
     if out is not None:
         _check_writable(out)
     with contextlib.ExitStack() as stack:
-        tools = _open_tools(kg, stack, max_rows=cfg.max_triples + 1, timeout_s=cfg.timeout_s)
+        tools = _open_tools(kg, stack, max_rows=cfg.max_triples + 1, timeout_s=cfg.timeout_s, home=home)
         fh = stack.enter_context(open(out, "w", encoding="utf-8")) if out else None
         progress = stack.enter_context(Progress(console=console))
         task = progress.add_task("diagnose", total=len(items))

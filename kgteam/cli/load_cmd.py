@@ -55,7 +55,8 @@ def _summary(m: KGManifest, seconds: float) -> str:
 def load(
     sources: Annotated[list[Path] | None, typer.Argument(help="input files (.nt .ttl .nq .trig .rdf, MetaQA kb.txt, .tsv; "
                                                              ".gz/.xz/.bz2 ok)", show_default=False)] = None,
-    name: Annotated[str | None, typer.Option("--name", "-n", help="KG name (folder under <home>/kgs)")] = None,
+    name: Annotated[str | None, typer.Option("--name", "-n", help="KG name (folder under <home>/kgs); required "
+                                                                  "with input files")] = None,
     format: Annotated[str | None, typer.Option("--format", "-f", help=f"force the input format: {', '.join(FORMATS)}")]
     = None,
     base_iri: Annotated[str | None, typer.Option("--base-iri", help="prefix of IRIs minted for MetaQA/TSV names "

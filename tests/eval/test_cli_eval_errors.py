@@ -141,3 +141,25 @@ def test_missing_data_names_where_it_comes_from(monkeypatch, tmp_path):
 
     monkeypatch.setattr(datasets, "__file__", str(tmp_path / "a" / "b" / "datasets.py"))
     assert default_data_dir() == tmp_path / "shared" / "data"  # no machine path to fall back on
+
+
+def test_home_works_for_diagnose_as_for_every_command(tmp_path, monkeypatch):
+    from pathlib import Path
+
+    from kgteam.tools.loading import build_kg
+
+    monkeypatch.delenv("KGTEAM_HOME", raising=False)
+    monkeypatch.setenv("HOME", str(tmp_path / "user"))  # ~/.kgteam holds no KG
+    home = tmp_path / "elsewhere"
+    build_kg([Path(__file__).resolve().parents[1] / "data" / "orchard.ttl"], "orchard", home=home, progress=False,
+             embed=False)
+    e = "http://example.org/orchard/"
+    items = tmp_path / "q.jsonl"
+    items.write_text(json.dumps({"id": "1", "question": "who is the gardener of Old Elm",
+                                 "answers": [{"label": "Ada Quill", "iri": e + "Ada"}],
+                                 "topic_entities": [{"label": "Old Elm", "iri": e + "Elm"}]}) + "\n")
+    found = CliRunner().invoke(app, ["diagnose", str(items), "--kg", "orchard", "--home", str(home)])
+    assert found.exit_code == 0, found.output
+    lost = CliRunner().invoke(app, ["diagnose", str(items), "--kg", "orchard"])
+    _no_traceback(lost)
+    assert "cannot open KG 'orchard'" in lost.output
