@@ -123,8 +123,13 @@ class _ModelPool:
                                  "e.g. 'model: gpt-4o-mini'")
         base_url = spec.base_url or os.environ.get("KGTEAM_LLM_BASE_URL") or DEFAULT_OPENAI_BASE_URL
         extra["structured_mode"] = "json_schema" if spec.structured_mode == "auto" else spec.structured_mode
+        key = _api_key(spec) or os.environ.get("KGTEAM_LLM_API_KEY") or os.environ.get("OPENAI_API_KEY")
+        if not key and base_url.rstrip("/") == DEFAULT_OPENAI_BASE_URL:  # a local server needs none; OpenAI does
+            raise TeamBuildError(f"model {model!r} at {base_url} needs an API key: set KGTEAM_LLM_API_KEY or "
+                                 "OPENAI_API_KEY (or model.api_key_env in the team file), or point "
+                                 "KGTEAM_LLM_BASE_URL / model.base_url at a server that needs none")
         try:
-            return OpenAIChatModel(base_url, model, api_key=_api_key(spec), **extra)
+            return OpenAIChatModel(base_url, model, api_key=key, **extra)
         except (ModelError, ValueError) as exc:  # e.g. a base URL without a scheme
             raise TeamBuildError(f"model: {exc}") from exc
 

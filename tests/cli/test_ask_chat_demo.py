@@ -359,3 +359,18 @@ def test_model_none_runs_a_team_on_its_scorers_alone(kg_home, tmp_path):
     plain = CliRunner().invoke(cli_app, ["ask", "who directed Kismet", "--kg", "mini", "--home", str(kg_home),
                                          "--model", "none", "--db", str(tmp_path / "s.db")])
     assert "model: none" in plain.output and "deterministic scorers" in plain.output
+
+
+def test_openai_without_a_key_fails_at_once(team_file, tmp_path):
+    import time
+
+    t0 = time.perf_counter()
+    result = runner.invoke(app, ["ask", "who directed Kismet", "--team", str(team_file), "--db",
+                                 str(tmp_path / "s.sqlite"), "--model", "openai:gpt-4o-mini"],
+                           env={"OPENAI_API_KEY": None, "KGTEAM_LLM_API_KEY": None, "KGTEAM_LLM_BASE_URL": None})
+    assert result.exit_code == 2 and "needs an API key" in result.output
+    assert time.perf_counter() - t0 < 5  # no retries against the network first
+    local = runner.invoke(app, ["ask", "who directed Kismet", "--team", str(team_file), "--db",
+                                str(tmp_path / "s.sqlite"), "--model", "openai:tiny@http://127.0.0.1:9/v1", "--json"],
+                          env={"OPENAI_API_KEY": None, "KGTEAM_LLM_API_KEY": None})
+    assert "needs an API key" not in local.output  # a local server needs no key: the team is built
