@@ -205,14 +205,7 @@ class KGTools:
         """Human-readable labels for a list of IRIs (rdfs:label, English first, else the local name)."""
         wanted = sorted({i for i in iris if isinstance(i, str)})
         found: dict[str, list[RDFTerm]] = defaultdict(list)
-        valid = []
-        for iri in wanted:
-            try:
-                valid.append(sparql_iri(iri))
-            except ToolError:
-                continue
-        for i in range(0, len(valid), _VALUES_BATCH):
-            chunk = " ".join(valid[i : i + _VALUES_BATCH])
+        for chunk in _values_chunks(wanted):
             q = f"SELECT ?s ?l WHERE {{ VALUES ?s {{ {chunk} }} ?s {sparql_iri(RDFS_LABEL)} ?l }}"
             res = await self._select(q)
             for row in res.rows:
@@ -228,15 +221,8 @@ class KGTools:
         ``schema:description``)."""
         wanted = sorted({p for p in predicates if isinstance(p, str)})
         out = {p: RelationNames() for p in wanted}
-        valid = []
-        for iri in wanted:
-            try:
-                valid.append(sparql_iri(iri))
-            except ToolError:
-                continue
         kinds = " ".join(sparql_iri(k) for k in (SKOS_ALT, *DESCRIPTION_PREDICATES))
-        for i in range(0, len(valid), _VALUES_BATCH):
-            chunk = " ".join(valid[i : i + _VALUES_BATCH])
+        for chunk in _values_chunks(wanted):
             q = f"SELECT ?p ?k ?v WHERE {{ VALUES ?p {{ {chunk} }} VALUES ?k {{ {kinds} }} ?p ?k ?v FILTER(isLiteral(?v)) }}"
             res = await self._select(q)
             for row in res.rows:
@@ -470,6 +456,18 @@ class KGTools:
     def toolbox(self) -> Toolbox:
         """These tools by name (what a team built without plugins offers its roles)."""
         return Toolbox.from_callables({name: getattr(type(self), name) for name in TOOL_NAMES}, [self])
+
+
+def _values_chunks(iris: list[str]) -> list[str]:
+    """The usable IRIs as ``<a> <b> ...`` strings for ``VALUES``, a batch each (unusable ones dropped:
+    they never reach SPARQL)."""
+    valid = []
+    for iri in iris:
+        try:
+            valid.append(sparql_iri(iri))
+        except ToolError:
+            continue
+    return [" ".join(valid[i : i + _VALUES_BATCH]) for i in range(0, len(valid), _VALUES_BATCH)]
 
 
 def _literal_datatype(kind: str, datatype: str) -> str | None:
