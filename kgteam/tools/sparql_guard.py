@@ -6,6 +6,10 @@ evaluation; the empty store makes evaluation free). That store would happily cal
 ``SERVICE`` clause, so the scan — which skips strings, IRIs and comments and so cannot be
 fooled by ``"DROP"`` in a literal — runs first and refuses updates and federation with a clear
 message. Updates never parse as a query anyway, so the parse is the second line of defence.
+The scan alone can be fooled where it and Oxigraph's parser disagree on where a token ends
+(``trueSERVICE<...>``, ``SERVICE:name``): so whenever the letters "service" appear, the query
+is also parsed, never evaluated, by rdflib's SPARQL 1.1 parser and refused if its algebra holds
+a service pattern or if that parser cannot read it.
 
 Codepoint escapes (``\u0041``, ``\U0001F600``) are decoded *before* scanning, as the SPARQL
 grammar itself processes them before parsing: otherwise an escape inside an IRI can make the
@@ -132,6 +136,49 @@ def _refuse_stray_backslashes(toks: list[_Token]) -> None:
             raise UnsafeQueryError(f"unexpected backslash in {t.text!r}: escapes are only allowed in strings")
 
 
+def _refuse_federation(query: str) -> None:
+    """Refuse ``SERVICE`` as a real SPARQL parser reads the query, not as the word scan does.
+
+    The scan and Oxigraph's parser can disagree about where tokens end (``trueSERVICE<...>``,
+    ``SERVICE:name`` after an empty prefix), so whenever the letters appear at all (after escapes
+    are decoded, the keyword cannot appear otherwise) the query is parsed with rdflib's SPARQL 1.1
+    parser, without evaluating anything, and its algebra is searched for a service pattern. A
+    query that parser cannot read is refused too: the two parsers must agree before it runs.
+    """
+    if "service" not in query.lower():
+        return
+    import sys
+
+    from rdflib.plugins.sparql.algebra import translateQuery
+    from rdflib.plugins.sparql.parser import parseQuery
+
+    limit = sys.getrecursionlimit()
+    try:
+        sys.setrecursionlimit(max(limit, 5000))
+        algebra = translateQuery(parseQuery(query)).algebra
+    except Exception:  # noqa: BLE001 - any failure to read it means we cannot vouch for it
+        raise UnsafeQueryError("the query mentions SERVICE and could not be checked by a second SPARQL parser; "
+                               "federated queries are not allowed: run_sparql only queries this KG") from None
+    finally:
+        sys.setrecursionlimit(limit)
+    if _has_service(algebra, 0):
+        raise UnsafeQueryError("SERVICE (federated query to another endpoint) is not allowed: run_sparql only "
+                               "queries this KG")
+
+
+def _has_service(node: object, depth: int) -> bool:
+    if depth > 200:
+        return True  # deeper than any honest query: fail closed
+    name = getattr(node, "name", None)
+    if isinstance(name, str) and "service" in name.lower():
+        return True
+    if isinstance(node, dict):
+        return any(_has_service(v, depth + 1) for v in node.values())
+    if isinstance(node, list | tuple):
+        return any(_has_service(v, depth + 1) for v in node)
+    return False
+
+
 def _parse_check(query: str) -> None:
     try:
         pyoxigraph.Store().query(query)
@@ -184,6 +231,7 @@ def analyse_query(query: str, limit: int | None) -> GuardedQuery:
         raise UnsafeQueryError("query contains a NUL character")
     toks = _scan(query)
     _refuse_stray_backslashes(toks)
+    _refuse_federation(query)
     _parse_check(query)
     form = _form(toks)
     if form == "ASK":

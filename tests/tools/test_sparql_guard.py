@@ -195,3 +195,65 @@ def test_stray_backslash_outside_strings_is_refused():
 def test_unsupported_custom_function_is_a_tool_error_not_a_crash():
     with pytest.raises(ToolError, match="could not be prepared"):
         guard_query("SELECT * WHERE { ?s ?p ?o FILTER(<http://ex/f>(?o)) }", 10)
+
+
+def _smuggling_forms(port: int) -> list[str]:
+    """SERVICE hidden where a word scanner and the SPARQL parser disagree on token ends."""
+    url = f"http://127.0.0.1:{port}/sparql"
+    inner = "{ ?a ?b ?c }"
+    return [
+        f"PREFIX : <http://127.0.0.1:{port}/> ASK {{ SERVICE:sparql{inner} }}",
+        f"PREFIX : <http://127.0.0.1:{port}/> SELECT * WHERE {{ SERVICE:sparql{inner} }}",
+        f"SELECT * WHERE {{ ?s ?p trueSERVICE<{url}>{inner} }}",
+        f"SELECT * WHERE {{ ?s ?p falseSERVICE<{url}>{inner} }}",
+        f"SELECT * WHERE {{ ?s ?p 1SERVICE<{url}>{inner} }}",
+        f"SELECT * WHERE {{ ?s ?p \"x\"SERVICE<{url}>{inner} }}",
+        f"PREFIX e: <http://e/> SELECT * WHERE {{ ?s ?p e:x.SERVICE<{url}>{inner} }}",
+        f"SELECT * WHERE {{ OPTIONAL {{ service silent <{url}> {inner} }} }}",
+        f"SELECT * WHERE {{ {{ ?s ?p ?o }} UNION {{ SERVICE <{url}> {inner} }} }}",
+        f"SELECT * WHERE {{ {{ SELECT * WHERE {{ SERVICE <{url}> {inner} }} }} }}",
+        f"SELECT * WHERE {{ FILTER EXISTS {{ SeRvIcE <{url}> {inner} }} }}",
+        f"CONSTRUCT {{ ?a ?b ?c }} WHERE {{ SERVICE <{url}> {inner} }}",
+        f"DESCRIBE ?a WHERE {{ SERVICE <{url}> {inner} }}",
+        f"ASK {{ \\u0053ERVICE <{url}> {inner} }}",
+    ]
+
+
+def test_service_smuggling_is_refused_and_reaches_no_host() -> None:
+    import socket
+    import threading
+
+    listener = socket.socket()
+    listener.bind(("127.0.0.1", 0))
+    listener.listen(16)
+    listener.settimeout(0.2)
+    port = listener.getsockname()[1]
+    hits: list[int] = []
+    stop = threading.Event()
+
+    def accept() -> None:
+        while not stop.is_set():
+            try:
+                conn, _ = listener.accept()
+            except OSError:
+                continue
+            hits.append(1)
+            conn.close()
+
+    thread = threading.Thread(target=accept, daemon=True)
+    thread.start()
+    try:
+        for query in _smuggling_forms(port):
+            with pytest.raises(ToolError):  # UnsafeQueryError or a syntax error: never executed
+                analyse_query(query, 10)
+    finally:
+        stop.set()
+        thread.join(2)
+        listener.close()
+    assert hits == []
+
+
+def test_the_word_service_in_data_is_fine() -> None:
+    for query in ("SELECT * WHERE { ?s <http://e/service> ?o }", 'SELECT * WHERE { ?s ?p "self-service" }',
+                  "SELECT ?service WHERE { ?service ?p ?o }"):
+        assert analyse_query(query, 10).text
