@@ -18,9 +18,9 @@ import contextlib
 import uuid
 from collections.abc import AsyncIterator
 from pathlib import Path
-from typing import Any
 
-from kgteam.config.schema import KGSpec, ModelSpec, TeamSpec
+from kgteam.config.defaults import with_overrides
+from kgteam.config.schema import ModelSpec, TeamSpec
 from kgteam.protocols.envelope import Envelope
 from kgteam.protocols.payloads import Answer
 
@@ -63,7 +63,7 @@ class Team:
         ``kg`` (a KG name or folder) and ``model`` (``"none"``, ``"openai:gpt-4o-mini"`` ...) override it."""
         from kgteam.config import load_team
 
-        return cls(_override(load_team(path), kg, model), home=home, sessions=sessions)
+        return cls(with_overrides(load_team(path), kg=kg, model=model), home=home, sessions=sessions)
 
     @classmethod
     def default(cls, *, kg: str | None = None, model: str | ModelSpec | None = None,
@@ -71,7 +71,7 @@ class Team:
         """The built-in Triad team (on the demo KG unless ``kg`` is given)."""
         from kgteam.config.defaults import default_team_spec
 
-        return cls(_override(default_team_spec(), kg, model), home=home, sessions=sessions)
+        return cls(with_overrides(default_team_spec(), kg=kg, model=model), home=home, sessions=sessions)
 
     # -- asking --------------------------------------------------------------------------------
     def ask(self, question: str, *, session: str | None = None) -> Answer:
@@ -125,18 +125,6 @@ class Session:
 
     def history(self) -> list[tuple[str, Answer]]:
         return self.team._runner.history(self.id)
-
-
-def _override(spec: TeamSpec, kg: str | None, model: str | ModelSpec | None) -> TeamSpec:
-    from kgteam.config.defaults import model_from_flag
-
-    updates: dict[str, Any] = {}
-    if model is not None:
-        updates["model"] = model if isinstance(model, ModelSpec) else model_from_flag(model)
-    if kg is not None:
-        path = Path(kg).expanduser()
-        updates["kg"] = KGSpec(path=str(path.resolve())) if path.exists() else KGSpec(name=kg)
-    return spec.model_copy(update=updates) if updates else spec
 
 
 __all__ = ["Session", "Team"]

@@ -15,6 +15,7 @@ import typer
 from rich.console import Console
 from rich.table import Table
 
+from kgteam.cli.errors import fail
 from kgteam.tools.embedding.base import EmbeddingError
 from kgteam.tools.loading import FORMATS, LoadError, build_kg
 from kgteam.tools.loading.manifest import KGManifest
@@ -36,10 +37,6 @@ def _terminate_as_interrupt() -> Iterator[None]:
     finally:
         signal.signal(signal.SIGTERM, previous)
 
-
-def _fail(message: str, code: int = 1) -> typer.Exit:
-    typer.secho(f"error: {message}", fg="red", err=True)
-    return typer.Exit(code)
 
 
 def _summary(m: KGManifest, seconds: float) -> str:
@@ -76,14 +73,14 @@ def load(
     """Build (or rebuild) a named KG: Oxigraph store + label index + vector index. The previous KG stays until it succeeds."""
     if demo:
         if sources:
-            raise _fail("--demo takes no input files")
+            raise fail("--demo takes no input files")
         from kgteam.tools.kg import DEMO_KG_NAME, demo_kb_path
 
         sources, name, format = [demo_kb_path()], name or DEMO_KG_NAME, "metaqa"
     if not sources:
-        raise _fail("give input files (or --demo); see `kgteam load --help`", 2)
+        raise fail("give input files (or --demo); see `kgteam load --help`", 2)
     if not name:
-        raise _fail("--name is required (the KG is stored as <home>/kgs/<name>)", 2)
+        raise fail("--name is required (the KG is stored as <home>/kgs/<name>)", 2)
     started = time.perf_counter()
     try:
         with _terminate_as_interrupt():
@@ -99,11 +96,11 @@ def load(
                 embed=not no_embed,
             )
     except (LoadError, EmbeddingError) as exc:
-        raise _fail(str(exc)) from None
+        raise fail(str(exc)) from None
     except KeyboardInterrupt:
-        raise _fail(f"interrupted; KG '{name}' was left as it was", 130) from None
+        raise fail(f"interrupted; KG '{name}' was left as it was", 130) from None
     except OSError as exc:
-        raise _fail(f"load failed: {exc}") from None
+        raise fail(f"load failed: {exc}") from None
     typer.echo(_summary(manifest, time.perf_counter() - started))
     if manifest.vectors is None and not no_embed:
         typer.echo("no vector index: the embedded embedder (wordllama) is not installed; "
@@ -135,17 +132,17 @@ def embed(
         spec = EmbedderSpec(provider=provider, base_url=base_url, model=model,  # type: ignore[arg-type]
                             api_key_env=api_key_env)
     except ValueError as exc:
-        raise _fail(f"embedder: {exc}", 2) from None
+        raise fail(f"embedder: {exc}", 2) from None
     try:
         embedder = build_embedder(spec)
         if embedder is None:
-            raise _fail("--provider none builds no vectors", 2)
+            raise fail("--provider none builds no vectors", 2)
         with _terminate_as_interrupt():
             manifest = add_vectors(name, embedder, home=home, triples=not relations_only, progress=not quiet)
     except (LoadError, EmbeddingError) as exc:
-        raise _fail(str(exc)) from None
+        raise fail(str(exc)) from None
     except KeyboardInterrupt:
-        raise _fail(f"interrupted; the vectors of KG '{name}' were left as they were", 130) from None
+        raise fail(f"interrupted; the vectors of KG '{name}' were left as they were", 130) from None
     v = manifest.vectors
     assert v is not None
     typer.echo(f"KG '{name}': {v.relations:,} relations ({v.relation_rows:,} texts) and {v.triples:,} triples "

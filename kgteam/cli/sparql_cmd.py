@@ -13,10 +13,7 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
-
-def _fail(message: str, code: int = 1) -> typer.Exit:
-    typer.secho(f"error: {message}", fg="red", err=True)
-    return typer.Exit(code)
+from kgteam.cli.errors import fail
 
 
 def sparql(
@@ -34,18 +31,18 @@ def sparql(
 
     text = sys.stdin.read() if query == "-" else query
     if not text.strip():
-        raise _fail("empty query", 2)
+        raise fail("empty query", 2)
     try:
         kg = open_kg(name, home=home)
     except (ToolError, OSError) as exc:
-        raise _fail(f"cannot open KG {name!r}: {exc}") from None
+        raise fail(f"cannot open KG {name!r}: {exc}") from None
     tools = KGTools(kg.store, kg.labels, default_timeout_s=timeout_s)  # no embedder: nothing here needs one
     try:
         result = asyncio.run(tools.run_sparql(text, limit=limit, timeout_s=timeout_s))
     except ToolError as exc:
-        raise _fail(str(exc), 2) from None
+        raise fail(str(exc), 2) from None
     except KeyboardInterrupt:
-        raise _fail("interrupted", 130) from None
+        raise fail("interrupted", 130) from None
     finally:
         kg.close()
     if as_json:

@@ -12,9 +12,9 @@ from typing import Any
 
 import typer
 
-from kgteam.config.defaults import DEMO_KG, default_team_spec
+from kgteam.config.defaults import DEMO_KG, default_team_spec, with_overrides
 from kgteam.config.loader import TeamConfigError, load_team
-from kgteam.config.schema import KGSpec, ModelSpec, TeamSpec
+from kgteam.config.schema import ModelSpec, TeamSpec
 from kgteam.protocols.envelope import Envelope
 from kgteam.protocols.payloads import Answer
 
@@ -63,14 +63,7 @@ def choose_team(team: Path | None, *, model: str | None = None, kg: str | None =
                 typer.echo(f"  {issue}", err=True)
             raise typer.Exit(2) from None
         is_default = False
-    updates: dict[str, Any] = {}
-    if model:
-        updates["model"] = parse_model_flag(model)
-    if kg:
-        path = Path(kg).expanduser()
-        updates["kg"] = KGSpec(path=str(path.resolve())) if path.exists() else KGSpec(name=kg)
-    if updates:
-        spec = spec.model_copy(update=updates)
+    spec = with_overrides(spec, kg=kg or None, model=parse_model_flag(model) if model else None)
     return spec, is_default
 
 

@@ -13,10 +13,7 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
-
-def _fail(message: str, code: int = 1) -> typer.Exit:
-    typer.secho(f"error: {message}", fg="red", err=True)
-    return typer.Exit(code)
+from kgteam.cli.errors import fail
 
 
 def tune(
@@ -53,21 +50,21 @@ def tune(
     try:
         items = load_dataset(examples)
     except (DatasetError, OSError, ValueError) as exc:
-        raise _fail(f"cannot read the examples {examples!r}: {exc}", 2) from None
+        raise fail(f"cannot read the examples {examples!r}: {exc}", 2) from None
     items = sample(items, n, seed)
     if not items:
-        raise _fail(f"no examples in {examples!r}", 2)
+        raise fail(f"no examples in {examples!r}", 2)
     try:
         kg = open_kg(name, home=home)
     except (ToolError, OSError) as exc:
-        raise _fail(f"cannot open KG {name!r}: {exc}") from None
+        raise fail(f"cannot open KG {name!r}: {exc}") from None
     try:
         old = None if replace else read_lexicon(kg.path)
         tools = KGTools.from_kg(kg, lexicon=old or Lexicon())
     except (LexiconError, EmbeddingError) as exc:
         kg.close()
         hint = " (fix or delete it, or pass --replace)" if isinstance(exc, LexiconError) else ""
-        raise _fail(f"{exc}{hint}") from None
+        raise fail(f"{exc}{hint}") from None
     started = time.perf_counter()
     console = Console(stderr=True)
     try:
@@ -80,9 +77,9 @@ def tune(
             learned, report = asyncio.run(derive_lexicon(layer, items, min_count=min_count,
                                                          min_precision=min_precision, progress=progress))
     except KeyboardInterrupt:
-        raise _fail("interrupted; the lexicon was left as it was", 130) from None
+        raise fail("interrupted; the lexicon was left as it was", 130) from None
     except (ToolError, EmbeddingError) as exc:
-        raise _fail(f"tuning stopped: {exc}; the lexicon was left as it was") from None
+        raise fail(f"tuning stopped: {exc}; the lexicon was left as it was") from None
     finally:
         tools.close()
     learned = learned.model_copy(update={"source": f"kgteam tune --examples {examples} (n={len(items)}, "
@@ -103,7 +100,7 @@ def tune(
     try:
         file = write_lexicon(final, kg.path)
     except OSError as exc:
-        raise _fail(f"cannot write the lexicon into {kg.path}: {exc}") from None
+        raise fail(f"cannot write the lexicon into {kg.path}: {exc}") from None
     typer.echo(f"lexicon written to {file} ({sum(len(v) for v in final.relations.values())} phrases)")
 
 

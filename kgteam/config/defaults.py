@@ -57,3 +57,15 @@ def model_from_flag(flag: str) -> ModelSpec:
         model, _, base_url = rest.partition("@")
         return ModelSpec(provider="openai", model=model, base_url=base_url or None)
     raise ValueError(f"{flag!r}: expected {MODEL_FLAG_FORMS}")
+
+
+def with_overrides(spec: TeamSpec, *, kg: str | None = None, model: str | ModelSpec | None = None) -> TeamSpec:
+    """``spec`` with another KG (a folder when ``kg`` is one, else a KG name) and/or model (a spec
+    or a ``--model`` form); what ``--kg``/``--model`` and the Python API's arguments do."""
+    updates: dict[str, object] = {}
+    if model is not None:
+        updates["model"] = model if isinstance(model, ModelSpec) else model_from_flag(model)
+    if kg is not None:
+        path = Path(kg).expanduser()
+        updates["kg"] = KGSpec(path=str(path.resolve())) if path.exists() else KGSpec(name=kg)
+    return spec.model_copy(update=updates) if updates else spec

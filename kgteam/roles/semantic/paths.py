@@ -8,6 +8,7 @@ scorer decides which are worth walking further.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Literal
 
@@ -42,10 +43,6 @@ class PathStep:
     @property
     def key(self) -> str:
         return f"{self.direction}|{self.predicate}"
-
-    def reverses(self, other: PathStep) -> bool:
-        """Is this step ``other`` walked back (same predicate, other direction)?"""
-        return self.predicate == other.predicate and self.direction != other.direction
 
 
 @dataclass
@@ -84,14 +81,22 @@ def path_query(path: RelationPath, *, all_vars: bool = False) -> str:
     return f"SELECT DISTINCT {variables} WHERE {{ {chain_patterns(path.entity, path.steps)} {reversal_filters(path)} }}"
 
 
+def walked_back(steps: Sequence[tuple[str, str]]) -> list[int]:
+    """The 1-based numbers of the (predicate, direction) steps that walk the step before them back:
+    step ``i`` then asks what *else* shares node ``i - 2``, so that node is left out of its answers.
+    One rule for every query builder (the layer's paths, Triad's templates)."""
+    return [i for i in range(2, len(steps) + 1)
+            if steps[i - 1][0] == steps[i - 2][0] and steps[i - 1][1] != steps[i - 2][1]]
+
+
 def reversal_filters(path: RelationPath) -> str:
     """``FILTER(?x2 != <e>)`` for every step that walks the one before it back."""
 
     def var(i: int) -> str:
         return sparql_iri(path.entity) if i == 0 else f"?x{i}"
 
-    return " ".join(f"FILTER({var(i)} != {var(i - 2)})" for i in range(2, len(path.steps) + 1)
-                    if path.steps[i - 1].reverses(path.steps[i - 2]))
+    steps = [(s.predicate, s.direction) for s in path.steps]
+    return " ".join(f"FILTER({var(i)} != {var(i - 2)})" for i in walked_back(steps))
 
 
 async def first_hops(tools: Toolbox, entity: str) -> list[RelationPath]:

@@ -11,6 +11,7 @@ it is no longer than the question asks for. Walking one relation there and back 
 
 from __future__ import annotations
 
+import functools
 import itertools
 import math
 from dataclasses import dataclass, field
@@ -68,6 +69,7 @@ class PathScore:
         return min(named) if named else 0.0
 
 
+@functools.lru_cache(maxsize=200_000)  # the same word and label meet at every depth of every question
 def lexical_similarity(unit: str, label: str) -> float:
     """Share of the unit's word stems found among the label's (1.0: every word is there)."""
     u = [stem(w) for w in unit.split() if len(w) > 2]
@@ -79,6 +81,7 @@ def lexical_similarity(unit: str, label: str) -> float:
     return hits / len(u)
 
 
+@functools.lru_cache(maxsize=50_000)
 def phrase_key(text: str) -> str:
     """A phrase compared as a whole: stemmed words in order ("other halves" ~ "other half")."""
     return " ".join(stem(w) for w in text.lower().replace("_", " ").split())

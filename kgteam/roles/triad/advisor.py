@@ -34,6 +34,7 @@ from kgteam.roles.base import Role, RoleContext
 from kgteam.roles.choice import fallback_keys, produce
 from kgteam.roles.contract import handles
 from kgteam.roles.lineage import Lineage
+from kgteam.roles.semantic.paths import walked_back
 from kgteam.roles.triad.templates import Chain, TemplateError, build_query, from_query, parse_chain
 from kgteam.tools.types import ToolError
 
@@ -109,11 +110,8 @@ def _grounded_by(triples: list[EvidenceTriple], values: list[AnswerValue], match
         return False
     if not matches:
         return True  # no scorer reading to compare with (a path the model chose outside the ranking)
-    for i, m in enumerate(matches):
-        walked_back = i > 0 and matches[i - 1].predicate == m.predicate and matches[i - 1].direction != m.direction
-        if not m.words and not walked_back:
-            return False
-    return True
+    back = set(walked_back([(m.predicate, m.direction) for m in matches]))
+    return all(m.words or number in back for number, m in enumerate(matches, start=1))
 
 
 def _join(labels: list[str], limit: int) -> str:

@@ -15,6 +15,7 @@ from dataclasses import dataclass
 
 from kgteam.protocols.errors import KgteamError
 from kgteam.protocols.payloads import CandidateQuery, RelationBinding
+from kgteam.roles.semantic.paths import walked_back
 from kgteam.tools.sparql_guard import sparql_iri
 
 _TERM = r"(<E\d+>|\?[A-Za-z_]\w*)"
@@ -121,9 +122,8 @@ def build_query(chain: Chain, entity_iri: str, relations: list[Binding], *, all_
         patterns.append(f"{a} {pred} {b} ." if rel.direction == "out" else f"{b} {pred} {a} .")
     # a relation walked back asks what *else* shares it: leave out the node it came from
     # (the topic itself is otherwise a fair answer: "the child of X's parent" may be X)
-    steps = list(zip(chain.steps, relations, strict=True))
-    filters = [f"FILTER({term(b[0].target)} != {term(a[0].source)})" for a, b in zip(steps, steps[1:], strict=False)
-               if a[1].iri == b[1].iri and a[1].direction != b[1].direction]
+    back = walked_back([(rel.iri, rel.direction) for rel in relations])
+    filters = [f"FILTER({term(chain.steps[i - 1].target)} != {term(chain.steps[i - 2].source)})" for i in back]
     variables = [s.target for s in chain.steps] if all_vars else [chain.answer]
     return f"SELECT DISTINCT {' '.join(variables)} WHERE {{ {' '.join(patterns)} {' '.join(filters)} }}"
 
