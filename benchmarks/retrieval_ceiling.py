@@ -69,7 +69,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--n", type=int, default=100, help="questions per dataset (seeded sample)")
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--datasets", nargs="*", default=list(SUITES), choices=list(SUITES))
-    parser.add_argument("--top-n", type=int, default=5, help="relation paths kept per hop")
+    parser.add_argument("--top-n", type=int, default=10, help="relation paths kept per topic and hop")
     parser.add_argument("--budget", type=int, default=300, help="triple budget of the filtered neighbourhood")
     parser.add_argument("--max-hops", type=int, default=3)
     parser.add_argument("--max-triples", type=int, default=5000, help="cap of the unfiltered neighbourhood")
@@ -82,7 +82,7 @@ def main(argv: list[str] | None = None) -> int:
                             max_triples=args.max_triples, unfiltered=not args.no_unfiltered)
     out: dict = {"config": {"n": args.n, "seed": args.seed, "top_n": args.top_n, "budget": args.budget,
                             "max_hops": args.max_hops, "max_triples": args.max_triples,
-                            "similarity": "lexical (stems + rapidfuzz), relation-path beam"}, "results": {}}
+                            "filter": "the KERAG playbook's planner/schema filter/retriever (semantic layer scorer)"}, "results": {}}
     with tempfile.TemporaryDirectory(prefix="kgteam-ceiling-") as tmp:
         home = args.home or Path(tmp)
         for spec in args.datasets:

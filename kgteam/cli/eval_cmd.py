@@ -221,7 +221,8 @@ def register(app: typer.Typer) -> None:
         limit: Annotated[int, typer.Option("--limit", min=0)] = 200,
         seed: Annotated[int, typer.Option("--seed")] = 0,
         max_hops: Annotated[int, typer.Option("--max-hops", min=1, max=4)] = 3,
-        top_n: Annotated[int, typer.Option("--top-n", help="relation paths kept per hop by the similarity filter")] = 5,
+        top_n: Annotated[int, typer.Option("--top-n", help="relation paths kept per topic and hop by KERAG's "
+                                                       "schema filter")] = 10,
         budget: Annotated[int, typer.Option("--budget", help="triple budget of the filtered neighbourhood")] = 300,
         concurrency: Annotated[int, typer.Option("--concurrency", min=1)] = 2,
         where: Annotated[list[str] | None, typer.Option("--where")] = None,

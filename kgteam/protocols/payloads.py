@@ -11,7 +11,8 @@ show. Plugins may add kinds with :func:`register_payload`.
 from __future__ import annotations
 
 import math
-from typing import Any, Literal
+from collections.abc import Sequence
+from typing import Any, Literal, Protocol
 
 from pydantic import BaseModel, Field, SerializeAsAny, field_validator, model_validator
 
@@ -199,6 +200,7 @@ class RankedPath(BaseModel):
     support: float = 0.0  # the weakest named step's strength
     answers: list[dict[str, Any]] = Field(default_factory=list)  # SPARQL JSON terms of the end values
     sparql: str = ""
+    triple_ids: list[int] = Field(default_factory=list)  # the retrieved triples that walk this path (KERAG)
 
     @property
     def hops(self) -> int:
@@ -247,7 +249,18 @@ CONFIDENCE_TEMPERATURE = 0.1  # score units; chosen on dev questions of four KGs
 CONFIDENCE_SUPPORT = 0.15  # p(relation | word) at which a step counts as fully named
 
 
-def path_confidence(path: RankedPath, paths: list[RankedPath]) -> float:
+class ScoredReading(Protocol):
+    """What confidence needs of a reading: an identity, a score, its weakest naming, its answers."""
+
+    @property
+    def key(self) -> str: ...
+
+    score: float
+    support: float
+    answers: list[dict[str, Any]]
+
+
+def path_confidence(path: ScoredReading, paths: Sequence[ScoredReading]) -> float:
     """How likely ``path`` is the reading, against the paths whose answers mostly differ from its own:
     a softmax of the scores (paths that agree on the answers are not rivals), times how well its
     weakest step is named."""
@@ -260,24 +273,91 @@ def path_confidence(path: RankedPath, paths: list[RankedPath]) -> float:
     return round(named / (1.0 + weight), 4)
 
 
+class TopicMention(BaseModel):
+    """A span of the question linked to KG entities (token offsets, see ``semantic.text.tokenize``)."""
+
+    text: str
+    start: int
+    end: int
+    iris: list[str] = Field(default_factory=list)
+
+
+class PlannedPath(BaseModel):
+    """A schema-level path of a retrieval plan: relations only, no instances fetched yet."""
+
+    entity: str
+    mention: str
+    steps: list[RelationMatch]
+    score: float = 0.0
+    count: int | None = None  # triples its last step holds (sampled past the first hop)
+    literal_end: bool = False
+
+    @property
+    def key(self) -> str:
+        return "|".join([self.entity, *(f"{s.direction}|{s.predicate}" for s in self.steps)])
+
+    def explain(self) -> str:
+        return " / ".join(("^" if s.direction == "in" else "") + s.label for s in self.steps)
+
+
+Combine = Literal["single", "and", "or"]
+
+
 class RetrievalPlan(Payload):
+    """KERAG's plan, grown one hop at a time: the planner expands (``stage: expanded``) the kept
+    paths by the predicates their end nodes hold, the filter keeps some (``stage: filtered``) and
+    says whether the plan is sufficient."""
+
     kind: Literal["retrieval_plan"] = "retrieval_plan"
     topic_entities: list[str]  # IRIs
-    relations_per_hop: list[list[str]] = Field(default_factory=list)  # predicate IRIs per hop
+    relations_per_hop: list[list[str]] = Field(default_factory=list)  # predicate IRIs kept per hop
     hops: int = 1
     sufficient: bool = False
+    stage: Literal["expanded", "filtered"] = "filtered"
+    question: str = ""
+    mentions: list[TopicMention] = Field(default_factory=list)
+    candidates: list[PlannedPath] = Field(default_factory=list)  # the hop just expanded
+    kept: list[PlannedPath] = Field(default_factory=list)  # every path kept so far, all hops
+    dropped: list[list[str]] = Field(default_factory=list)  # per hop, the paths the filter dropped
+    combine: Combine = "single"  # how the answers of several topic entities join
+    reason: str = ""  # why the filter called the plan sufficient (or not)
 
     def summary(self) -> str:
-        return f"{len(self.topic_entities)} topic entities, {self.hops} hop(s), sufficient={self.sufficient}"
+        if self.stage == "expanded":
+            return shorten(f"hop {self.hops}: {len(self.candidates)} candidate relations around "
+                           + ", ".join(m.text for m in self.mentions))
+        now = [p for p in self.kept if len(p.steps) == self.hops]
+        best = "; ".join(p.explain() for p in sorted(now, key=lambda p: -p.score)[:3])
+        dropped = len(self.dropped[-1]) if self.dropped else 0
+        return shorten(f"hop {self.hops}: kept {len(now)} ({best}), dropped {dropped}"
+                       + (" — sufficient" if self.sufficient else ""))
+
+
+class Reading(BaseModel):
+    """One way to answer from a sub-graph: a path, or paths from several topic entities joined."""
+
+    paths: list[int]  # indexes into ``Subgraph.paths``
+    combine: Combine = "single"
+    score: float
+    support: float = 0.0
+    answers: list[dict[str, Any]] = Field(default_factory=list)  # SPARQL JSON terms
+
+    @property
+    def key(self) -> str:
+        return f"{self.combine}:" + ",".join(map(str, self.paths))
 
 
 class Subgraph(Payload):
     kind: Literal["subgraph"] = "subgraph"
     triples: list[EvidenceTriple]
     source: str = ""
+    question: str = ""
+    paths: list[RankedPath] = Field(default_factory=list)  # executed plan paths, with answers and triple ids
+    readings: list[Reading] = Field(default_factory=list)  # best first
+    truncated: bool = False  # the triple budget cut the retrieval
 
     def summary(self) -> str:
-        return f"{len(self.triples)} triples"
+        return f"{len(self.triples)} triples over {len(self.paths)} paths" + (" (budget reached)" if self.truncated else "")
 
 
 class PseudoGraph(Payload):

@@ -110,11 +110,13 @@ class SemanticLayer:
             return
         self._described.update({p: found.get(p) or RelationNames() for p in missing})
 
-    async def _scorer(self, question: str, mention: Mention | None, steps: Sequence[PathStep]) -> QuestionScorer:
+    async def scorer(self, question: str, mention: Mention | None, steps: Sequence[PathStep],
+                     exclude: Sequence[tuple[int, int]] = ()) -> QuestionScorer:
         """Similarity of each question unit to each relation label. A label's other names (the KG's
         ``skos:altLabel``) count like the label; its descriptions (``rdfs:comment``) by meaning only;
-        phrases of the KG's lexicon file only when the unit is that phrase."""
-        tokens, units = content_units(question, mention.span if mention else None)
+        phrases of the KG's lexicon file only when the unit is that phrase. ``exclude``: the spans
+        of the reading's other topic mentions."""
+        tokens, units = content_units(question, mention.span if mention else None, exclude)
         uniq = sorted({s.label for s in steps})
         await self._descriptions({s.predicate for s in steps})
         names: dict[str, set[str]] = {label: set() for label in uniq}
@@ -165,12 +167,12 @@ class SemanticLayer:
         for _depth in range(2, self.settings.max_hops + 1):
             if not frontier:
                 break
-            scorer = await self._scorer(question, mention, [s for p in all_paths for s in p.steps])
+            scorer = await self.scorer(question, mention, [s for p in all_paths for s in p.steps])
             ranked = sorted(frontier, key=lambda p: -scorer.score(p.steps, literal_end=p.literal_end).score)[: self.settings.beam]
             grown = await asyncio.gather(*(extend(self.tools, p) for p in ranked))
             frontier = [p for g in grown for p in g]
             all_paths += frontier
-        scorer = await self._scorer(question, mention, [s for p in all_paths for s in p.steps])
+        scorer = await self.scorer(question, mention, [s for p in all_paths for s in p.steps])
         scored = [(p, scorer.score(p.steps, literal_end=p.literal_end)) for p in all_paths]
         scored.sort(key=lambda ps: (-ps[1].score, len(ps[0].steps), ps[0].key))
         return scored

@@ -51,6 +51,7 @@ class RelationPath:
     steps: tuple[PathStep, ...]
     literal_end: bool = False  # the last step ends at literals (no further hop)
     value_types: list[str] = field(default_factory=list)
+    count: int | None = None  # triples the last step holds (from a sample of the prefix's end nodes past hop 1)
 
     @property
     def key(self) -> str:
@@ -109,7 +110,7 @@ async def first_hops(tools: Toolbox, entity: str) -> list[RelationPath]:
             t.startswith("http://www.w3.org/2001/XMLSchema#") or t.endswith("#langString") for t in stat.value_types)
         out.append(RelationPath(entity, (PathStep(stat.predicate, stat.direction, stat.label or
                                                   readable_name(stat.predicate)),),
-                                literal_end=literal, value_types=list(stat.value_types)))
+                                literal_end=literal, value_types=list(stat.value_types), count=stat.count))
     return out
 
 
@@ -121,9 +122,10 @@ async def extend(tools: Toolbox, path: RelationPath) -> list[RelationPath]:
     end = f"?x{n}"
     inner = (f"{{ SELECT DISTINCT {end} WHERE {{ {chain_patterns(path.entity, path.steps)} "
              f"{reversal_filters(path)} FILTER(isIRI({end})) }} LIMIT {_FRONTIER_SAMPLE} }}")
-    found: dict[str, tuple[PathStep, bool]] = {}
+    found: dict[str, tuple[PathStep, bool, int | None]] = {}
     for direction, pattern in (("out", f"{end} ?p ?v ."), ("in", f"?v ?p {end} .")):
-        q = f"SELECT ?p (SAMPLE(isLiteral(?v)) AS ?lit) WHERE {{ {inner} {pattern} }} GROUP BY ?p LIMIT 200"
+        q = (f"SELECT ?p (SAMPLE(isLiteral(?v)) AS ?lit) (COUNT(?v) AS ?n) WHERE {{ {inner} {pattern} }} "
+             "GROUP BY ?p LIMIT 200")
         try:
             res = await tools["run_sparql"](q)
         except ToolError:
@@ -135,13 +137,14 @@ async def extend(tools: Toolbox, path: RelationPath) -> list[RelationPath]:
             lit = row.get("lit")
             literal = direction == "out" and lit is not None and lit.value in ("true", "1")
             step = PathStep(p.value, direction, p.value)  # type: ignore[arg-type]
-            found.setdefault(step.key, (step, literal))
+            n = row.get("n")
+            found.setdefault(step.key, (step, literal, int(n.value) if n is not None and n.value.isdigit() else None))
     if not found:
         return []
-    labels = await tools["labels_for"](sorted({s.predicate for s, _ in found.values()}))
+    labels = await tools["labels_for"](sorted({s.predicate for s, _, _ in found.values()}))
     out = []
-    for step, literal in found.values():
+    for step, literal, count in found.values():
         named = PathStep(step.predicate, step.direction, labels.get(step.predicate) or readable_name(step.predicate))
-        out.append(RelationPath(path.entity, (*path.steps, named), literal_end=literal))
+        out.append(RelationPath(path.entity, (*path.steps, named), literal_end=literal, count=count))
     return out
 

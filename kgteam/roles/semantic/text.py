@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import re
 import unicodedata
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 
@@ -116,12 +117,17 @@ def order_keys(tokens: list[Token], span: tuple[int, int]) -> list[tuple[int, in
     return keys
 
 
-def content_units(question: str, span: tuple[int, int] | None) -> tuple[list[Token], list[Unit]]:
-    """Content words outside the mention, plus pairs of neighbouring ones ("jersey number")."""
+def content_units(question: str, span: tuple[int, int] | None,
+                  exclude: Sequence[tuple[int, int]] = ()) -> tuple[list[Token], list[Unit]]:
+    """Content words outside the mention, plus pairs of neighbouring ones ("jersey number").
+
+    ``exclude`` holds the spans of other topic mentions of the same reading (a question about
+    two entities): their words name entities, not relations."""
     tokens = tokenize(question)
     span = span or (len(tokens), len(tokens))
     keys = order_keys(tokens, span)
-    idx = [i for i, t in enumerate(tokens) if not span[0] <= i < span[1] and is_content(t)]
+    idx = [i for i, t in enumerate(tokens) if not span[0] <= i < span[1] and is_content(t)
+           and not any(a <= i < b for a, b in exclude)]
     units = [Unit(tokens[i].lower, (i,), keys[i]) for i in idx]
     for a, b in zip(idx, idx[1:], strict=False):
         # neighbours, or one "of" apart ("place of birth"), on the same side of the mention

@@ -34,7 +34,7 @@ from kgteam.roles.base import Role, RoleContext
 from kgteam.roles.choice import fallback_keys, produce
 from kgteam.roles.contract import handles
 from kgteam.roles.lineage import Lineage
-from kgteam.roles.semantic.paths import walked_back
+from kgteam.roles.semantic.grounding import grounded_by
 from kgteam.roles.triad.templates import Chain, TemplateError, build_query, from_query, parse_chain
 from kgteam.tools.types import ToolError
 
@@ -95,23 +95,6 @@ def wording_problem(answer: str, listed: list[str], plain: str, question: str) -
     if len(answer) > 2 * len(plain) + 100:
         return "the answer is much longer than the results; keep it short"
     return None
-
-
-def _grounded_by(triples: list[EvidenceTriple], values: list[AnswerValue], matches: list[RelationMatch]) -> bool:
-    """Grounded: the evidence reaches every answer, along relations the question's words named.
-
-    A step no word named is allowed only as the walk back of the step before it ("bridges that
-    share a builder": the builder relation, then the same relation in reverse).
-    """
-    if not triples or not values:
-        return False
-    ends = {t.object for t in triples} | {t.subject for t in triples}
-    if not all((v.iri or v.label) in ends for v in values[:25]):
-        return False
-    if not matches:
-        return True  # no scorer reading to compare with (a path the model chose outside the ranking)
-    back = set(walked_back([(m.predicate, m.direction) for m in matches]))
-    return all(m.words or number in back for number, m in enumerate(matches, start=1))
 
 
 def _join(labels: list[str], limit: int) -> str:
@@ -191,7 +174,7 @@ class Advisor(Role[AdvisorSettings]):
         if phrase and names:
             text = await self._phrase(ctx, question, names, text)
         return Answer(text=text, values=answer_values, status="answered",
-                      grounded=_grounded_by(triples, answer_values, matches), confidence=confidence,
+                      grounded=grounded_by(triples, answer_values, matches), confidence=confidence,
                       evidence=evidence, fallbacks=fallback_keys(getattr(ctx.trace, "events", [])))
 
     @staticmethod

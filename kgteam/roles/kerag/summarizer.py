@@ -1,0 +1,169 @@
+"""Summarizer: the answer from the retrieved sub-graph, step by step with cited triples, or "I don't know".
+
+The readings of the sub-graph (one path, or one path per topic entity joined) are ranked by the
+shared path scorer; a model, when there is one, votes among them (it sees the facts with their
+ids), combined with the scores. The answer's reasoning is the chosen reading walked step by
+step, each statement citing the triples (by id) it rests on; below ``min_confidence`` the answer
+is "I don't know" and the best reading stays as a guess.
+"""
+
+from __future__ import annotations
+
+from typing import ClassVar
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from kgteam.prompts import fence
+from kgteam.protocols.evidence import Evidence, EvidenceQuery, EvidenceTriple
+from kgteam.protocols.payloads import Answer, AnswerValue, Reading, Subgraph, path_confidence
+from kgteam.roles.base import Role, RoleContext
+from kgteam.roles.choice import Option, choose, fallback_keys
+from kgteam.roles.contract import handles
+from kgteam.roles.kerag.planning import reading_triples
+from kgteam.roles.semantic.grounding import grounded_by
+from kgteam.tools.iri import readable_name
+
+
+class SummarizerSettings(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    use_model: bool = Field(True, description="let the model vote among the readings")
+    min_confidence: float = Field(0.5, ge=0.0, le=1.0, description="below this the answer is 'I don't know' "
+                                  "and the best reading is kept as a guess")
+    max_offered: int = Field(5, ge=2, le=20, description="readings shown to the model")
+    max_facts: int = Field(40, ge=1, le=300, description="triples shown to the model")
+    llm_weight: float = Field(0.3, ge=0.0)
+    max_repairs: int = Field(1, ge=0, le=3)
+    max_listed: int = Field(25, ge=1, description="answer labels listed in the text")
+    max_evidence_triples: int = Field(60, ge=1)
+
+
+def _label(term: dict[str, object], labels: dict[str, str]) -> AnswerValue:
+    value = str(term.get("value", ""))
+    if term.get("type") == "uri":
+        return AnswerValue(label=labels.get(value) or readable_name(value), iri=value)
+    return AnswerValue(label=value)
+
+
+def _join(names: list[str], limit: int) -> str:
+    shown = names[:limit]
+    return ", ".join(shown) + (f" (and {len(names) - len(shown)} more)" if len(names) > len(shown) else "")
+
+
+class Summarizer(Role[SummarizerSettings]):
+    name: ClassVar[str] = "summarizer"
+    tools: ClassVar[tuple[str, ...]] = ("labels_for",)
+    prompts: ClassVar[tuple[str, ...]] = ("kerag_summarize",)
+
+    @handles
+    async def on_subgraph(self, graph: Subgraph, ctx: RoleContext) -> Answer:
+        return await self._answer(graph, ctx, use_model=self.settings.use_model)
+
+    async def finalize(self, ctx: RoleContext, reason: str) -> Answer | None:
+        """A run stopped early: answer from the last sub-graph any branch retrieved, without the model."""
+        for branch in reversed(ctx.run.branches):
+            graph = branch.lineage.ancestor(Subgraph)
+            if graph is not None and graph.readings:
+                return await self._answer(graph, ctx, use_model=False)
+        return None
+
+    async def _answer(self, graph: Subgraph, ctx: RoleContext, *, use_model: bool) -> Answer:
+        fallbacks = fallback_keys(getattr(ctx.trace, "events", []))
+        if not graph.readings:
+            why = graph.source if graph.source and graph.source != "kerag" else \
+                "no path from the question's entities returned anything"
+            return Answer(text=f"I don't know: {why}.", status="unknown", grounded=False, fallbacks=fallbacks)
+        nodes = {t.subject for t in graph.triples} | {t.object for t in graph.triples if not t.object_is_literal}
+        answer_iris = {str(a["value"]) for r in graph.readings for a in r.answers if a.get("type") == "uri"}
+        labels = await ctx.tools["labels_for"](sorted(nodes | answer_iris | {t.predicate for t in graph.triples}))
+        triples = [t.model_copy(update={"subject_label": labels.get(t.subject) or readable_name(t.subject),
+                                        "predicate_label": labels.get(t.predicate) or readable_name(t.predicate),
+                                        "object_label": t.object if t.object_is_literal
+                                        else labels.get(t.object) or readable_name(t.object)})
+                   for t in graph.triples]
+        chosen = graph.readings[0]
+        if use_model and len(graph.readings) > 1:
+            chosen = await self._vote(graph, triples, labels, ctx) or chosen
+        confidence = path_confidence(chosen, graph.readings)
+        values = [_label(a, labels) for a in chosen.answers]
+        cited = reading_triples(graph, chosen)
+        matches = [m for i in chosen.paths for m in graph.paths[i].steps]
+        order = self._evidence_order(len(triples), cited)
+        reasoning = self._reasoning(graph, chosen, triples, cited, {sub: n for n, sub in enumerate(order)}, values)
+        evidence = Evidence(matches=matches, triples=[triples[i] for i in order], reasoning=reasoning,
+                            queries=[EvidenceQuery(sparql=graph.paths[i].sparql, row_count=len(graph.paths[i].answers))
+                                     for i in chosen.paths])
+        ctx.trace.record("summary", role=self.instance_name, reading=chosen.key, confidence=confidence,
+                         reasoning=reasoning)
+        names = [v.label for v in values]
+        fallbacks = fallback_keys(getattr(ctx.trace, "events", []))
+        if confidence < self.settings.min_confidence:
+            ctx.trace.record("abstain", role=self.instance_name, confidence=confidence,
+                             threshold=self.settings.min_confidence)
+            return Answer(text=f"I don't know: my best reading ({self._explain(graph, chosen)}) is not certain "
+                               f"enough (confidence {confidence:.2f}). Best guess: {_join(names, 5)}.",
+                          status="unknown", grounded=False, confidence=confidence, guess=values, evidence=evidence,
+                          fallbacks=fallbacks)
+        grounded = self._grounded(graph, chosen, triples, values) and bool(cited)
+        text = _join(names, self.settings.max_listed)
+        return Answer(text=text, values=values, status="answered", grounded=grounded, confidence=confidence,
+                      evidence=evidence, fallbacks=fallbacks)
+
+    @staticmethod
+    def _grounded(graph: Subgraph, reading: Reading, triples: list[EvidenceTriple], values: list[AnswerValue]) -> bool:
+        """One path: its triples reach every answer along relations the question's words named. A
+        join: each path's triples reach the first answer; a step the words leave unnamed there is
+        the one relation that makes the two entities' answers meet, so the facts decide it."""
+        if reading.combine == "single":
+            path = graph.paths[reading.paths[0]]
+            return grounded_by([triples[t] for t in path.triple_ids], values, path.steps)
+        return all(grounded_by([triples[t] for t in graph.paths[i].triple_ids], values[:1], [])
+                   for i in reading.paths)
+
+    def _evidence_order(self, count: int, cited: list[int]) -> list[int]:
+        """The triples the reasoning cites first, then the rest of the sub-graph, within the cap."""
+        wanted = set(cited)
+        return [*cited, *(i for i in range(count) if i not in wanted)][: self.settings.max_evidence_triples]
+
+    @staticmethod
+    def _explain(graph: Subgraph, reading: Reading) -> str:
+        parts = [f"{graph.paths[i].mention}: {graph.paths[i].explain()}" for i in reading.paths]
+        joiner = {"and": " AND ", "or": " OR "}.get(reading.combine, "")
+        return joiner.join(parts) if joiner else parts[0]
+
+    @staticmethod
+    def _reasoning(graph: Subgraph, reading: Reading, triples: list[EvidenceTriple], cited: list[int],
+                   position: dict[int, int], values: list[AnswerValue]) -> list[str]:
+        """One statement per step of each path, citing the triples that make it true as ``t<n>``:
+        the n-th triple of the answer's evidence."""
+        out: list[str] = []
+        for i in reading.paths:
+            path = graph.paths[i]
+            ids = [t for t in path.triple_ids if t in set(cited)] or path.triple_ids
+            for n, step in enumerate(path.steps, start=1):
+                used = [t for t in ids if triples[t].predicate == step.predicate and t in position][:3]
+                said = f' ("{step.words}")' if step.words else ""
+                shown = "; ".join(f"t{position[t]} {triples[t].readable()}" for t in used)
+                out.append(f"{path.mention} step {n}: {step.explain()}{said} — {shown or 'no triple fetched'}")
+        if reading.combine != "single":
+            out.append(f"{'both' if reading.combine == 'and' else 'either'} paths lead to: "
+                       + _join([v.label for v in values], 5))
+        return out
+
+    async def _vote(self, graph: Subgraph, triples: list[EvidenceTriple], labels: dict[str, str],
+                    ctx: RoleContext) -> Reading | None:
+        offered = graph.readings[: self.settings.max_offered]
+        options = []
+        for n, reading in enumerate(offered):
+            names = [_label(a, labels).label for a in reading.answers[:5]]
+            cites = " ".join(f"t{t}" for t in reading_triples(graph, reading)[:6])
+            options.append(Option(key=str(n), label=f"{self._explain(graph, reading)} -> {', '.join(names)}",
+                                  score=reading.score, detail=f"facts {cites}"))
+        facts = "\n".join(f"t{i}: {t.readable()}" for i, t in enumerate(triples[: self.settings.max_facts]))
+        res = await choose(ctx, role=self.instance_name, decision="reading", prompt=self.prompt("kerag_summarize"),
+                           options=options, k=1, values={"question": fence(graph.question, tag="question"),
+                                                         "facts": fence(facts, tag="facts")},
+                           llm_weight=self.settings.llm_weight, max_repairs=self.settings.max_repairs,
+                           max_offered=self.settings.max_offered)
+        return offered[int(res.chosen[0].key)] if res.chosen else None
+
