@@ -142,9 +142,8 @@ class Summarizer(Role[SummarizerSettings]):
             ids = [t for t in path.triple_ids if t in set(cited)] or path.triple_ids
             for n, step in enumerate(path.steps, start=1):
                 used = [t for t in ids if triples[t].predicate == step.predicate and t in position][:3]
-                said = f' ("{step.words}")' if step.words else ""
                 shown = "; ".join(f"t{position[t]} {triples[t].readable()}" for t in used)
-                out.append(f"{path.mention} step {n}: {step.explain()}{said} — {shown or 'no triple fetched'}")
+                out.append(f"{path.mention} step {n}: {step.explain()} — {shown or 'no triple fetched'}")
         if reading.combine != "single":
             out.append(f"{'both' if reading.combine == 'and' else 'either'} paths lead to: "
                        + _join([v.label for v in values], 5))
