@@ -72,3 +72,20 @@ def test_eval_rejects_bad_team_and_model_override_clearly(triad_team_file, data_
     result = CliRunner().invoke(app, [*args, "--team", str(triad_team_file), "--model", f"scripted:{missing}"])
     assert result.exit_code == 2 and "does not exist" in result.output
     assert not (tmp_path / "r.jsonl").exists()  # nothing half-written when the team cannot run
+
+
+def test_eval_kerag_team_model_free(metaqa_sample, eval_kg_home, data_dir, tmp_path):
+    """The shipped KERAG team file through `kgteam eval` with `--model none` (no model, no server)."""
+    from pathlib import Path
+
+    team = Path(__file__).resolve().parents[2] / "examples" / "teams" / "kerag.yaml"
+    out = tmp_path / "kerag.jsonl"
+    result = CliRunner().invoke(app, ["eval", "metaqa-consistent:1-hop", "--team", str(team), "--kg", "evalmeta",
+                                      "--model", "none", "--limit", "10", "--seed", "3", "--out", str(out),
+                                      "--data-dir", str(data_dir)])
+    assert result.exit_code == 0, result.output
+    records = read_run(out)
+    assert len(records) == 10 and all(r.status == "ok" and r.llm_calls == 0 for r in records)
+    accurate = [r for r in records if r.grading.grade == "accurate"]
+    assert len(accurate) >= 6, [(r.question, r.answer_text) for r in records]
+    assert all(r.groundedness.grounded for r in accurate)
