@@ -47,15 +47,17 @@ SETS: dict[str, tuple[str, str, str, str | None]] = {
     "pq:2H": ("pq2h", "pathquestion/2H-kb.txt", "tsv", PATHQUESTION_BASE),
     "pq:3H": ("pq3h", "pathquestion/3H-kb.txt", "tsv", PATHQUESTION_BASE),
 }
-DEFAULT_SETS = [s for s in SETS if s != "wc2014:C"] + ["own:atelier"]
+DEFAULT_SETS = [s for s in SETS if s != "wc2014:C"] + ["own:atelier"]  # own:atelier:joins for two-entity questions
 
 
 def own_set(name: str) -> tuple[Path, Path]:
+    """``atelier`` -> its KG and ``questions.jsonl``; ``atelier:joins`` -> its KG and ``joins.jsonl``."""
+    name, _, part = name.partition(":")
     folder = OWN_KGS / name
-    kg = next(folder.glob("*.ttl"), None)
-    questions = next(folder.glob("*.jsonl"), None)
-    if kg is None or questions is None:
-        raise SystemExit(f"own KG {name!r}: expected a .ttl and a .jsonl in {folder}")
+    kg = next(iter(sorted(folder.glob("*.ttl"))), None)
+    questions = folder / f"{part or 'questions'}.jsonl"
+    if kg is None or not questions.is_file():
+        raise SystemExit(f"own KG {name!r}: expected a .ttl and {questions.name} in {folder}")
     return kg, questions
 
 
@@ -75,8 +77,8 @@ def ensure_kg(name: str, sources: list[Path], fmt: str | None, base: str | None,
 def load_set(spec: str, data: Path, home: Path, n: int, seed: int) -> tuple[str, list[DatasetItem]] | str:
     """The KG (built into ``home`` once) and the seeded questions of a set, or why it was skipped."""
     if spec.startswith("own:"):
-        name = spec.split(":", 1)[1]
-        kg_file, questions = own_set(name)
+        kg_file, questions = own_set(spec.split(":", 1)[1])
+        name = spec.split(":")[1]
         ensure_kg(name, [kg_file], None, None, home)
         return name, sample(load_dataset(str(questions)), n, seed)
     kg_name, kb, fmt, base = SETS[spec]

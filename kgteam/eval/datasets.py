@@ -483,10 +483,22 @@ def _need(path: Path) -> Path:
     return path
 
 
+def _metaqa_consistent_row(line: str) -> bool:
+    """MetaQA's consistent rows: ``qtype`` and ``sparql`` with answers as bare names. The generic
+    format may hold both fields too, but its answers may be objects (``{"label", "iri"}``)."""
+    try:
+        row = json.loads(line)
+    except json.JSONDecodeError:
+        return False
+    if not isinstance(row, dict) or "qtype" not in row or "sparql" not in row:
+        return False
+    return all(isinstance(a, str) for a in row.get("answers") or [])
+
+
 def _load_file(path: Path) -> list[DatasetItem]:
     if path.suffix == ".jsonl":
         first = next((ln for ln in path.read_text(encoding="utf-8").splitlines() if ln.strip()), "{}")
-        if path.name.startswith("dev_consistent") or ('"qtype"' in first and '"sparql"' in first):
+        if path.name.startswith("dev_consistent") or _metaqa_consistent_row(first):
             return read_metaqa_consistent(path)
         return read_jsonl(path)
     if path.suffix == ".json":

@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+import json
 from urllib.parse import quote
 
 import pytest
@@ -155,3 +156,17 @@ def test_unknown_dataset_lists_known_names(data_dir):
         load_dataset("nope:1", data_dir)
     with pytest.raises(DatasetError, match="wc2014 parts"):
         load_dataset("wc2014:P9", data_dir)
+
+
+def test_generic_jsonl_with_qtype_and_sparql_is_not_taken_for_metaqa(tmp_path):
+    from kgteam.eval.datasets import load_dataset
+
+    row = {"question": "Which maker has a bench at X and is a native of Y?", "qtype": "conjunction",
+           "sparql": "SELECT ?answer WHERE { ?answer <http://e/p> <http://e/X> }",
+           "answers": [{"label": "Ann", "iri": "http://e/Ann"}],
+           "topic_entities": [{"label": "X", "iri": "http://e/X"}, {"label": "Y", "iri": "http://e/Y"}]}
+    path = tmp_path / "mine.jsonl"
+    path.write_text(json.dumps(row) + "\n", encoding="utf-8")
+    (item,) = load_dataset(str(path))
+    assert [a.iri for a in item.answers] == ["http://e/Ann"] and len(item.topic_entities) == 2
+    assert item.tags["qtype"] == "conjunction"

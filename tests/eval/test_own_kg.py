@@ -20,6 +20,7 @@ from kgteam.eval.datasets import DatasetItem, load_dataset
 FOLDER = Path(__file__).resolve().parents[1] / "data" / "kgs" / "atelier"
 TTL = FOLDER / "atelier.ttl"
 QUESTIONS = FOLDER / "questions.jsonl"
+JOINS = FOLDER / "joins.jsonl"  # questions about two entities at once (KERAG joins them)
 BASE = "http://example.org/atelier/"
 RDFS_LABEL = ox.NamedNode("http://www.w3.org/2000/01/rdf-schema#label")
 SKOS = "http://www.w3.org/2004/02/skos/core#"
@@ -91,6 +92,7 @@ def test_benchmark_finds_the_own_kg():
     floor = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(floor)
     assert floor.own_set("atelier") == (TTL, QUESTIONS)
+    assert floor.own_set("atelier:joins") == (TTL, JOINS)
 
 
 def _label(store: ox.Store, node: ox.NamedNode) -> str:
@@ -141,3 +143,14 @@ def test_unanswerable_questions_have_no_path(store, items):
         assert predicate, item.id
         edges = store.query(f"ASK {{ <{item.topic_entity.iri}> <{BASE}{predicate.group(1)}> ?o }}")
         assert not bool(edges), item.id
+
+
+def test_two_entity_questions_name_both_and_their_gold_is_the_kg_s(store):
+    joins = load_dataset(str(JOINS))
+    assert len(joins) >= 10 and len({i.id for i in joins}) == len(joins)
+    for item in joins:
+        assert len(item.topic_entities) == 2, item.id
+        for topic in item.topic_entities:
+            assert _label(store, ox.NamedNode(topic.iri)) == topic.label, item.id
+            assert topic.label.lower() in item.question.lower(), item.id
+        assert _gold_rows(store, item) == {(a.label, a.iri, a.datatype) for a in item.answers}, item.id
