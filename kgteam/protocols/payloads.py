@@ -280,6 +280,7 @@ class TopicMention(BaseModel):
     start: int
     end: int
     iris: list[str] = Field(default_factory=list)
+    firm: bool = True  # the main mention, or written as a name; a lowercase everyday word may be a relation word
 
 
 class PlannedPath(BaseModel):

@@ -27,7 +27,7 @@ from kgteam.protocols.payloads import (
 from kgteam.roles.semantic.layer import SemanticLayer
 from kgteam.roles.semantic.mentions import Mention, spot_mentions
 from kgteam.roles.semantic.paths import PathStep, RelationPath, extend, first_hops, path_query
-from kgteam.roles.semantic.scoring import PathScore
+from kgteam.roles.semantic.scoring import PathScore, QuestionScorer, lexical_similarity
 from kgteam.roles.semantic.text import tokenize
 from kgteam.tools.types import LabelHit, ToolError
 
@@ -40,7 +40,7 @@ class Limits:
 
     max_entities: int = 3  # KG entities tried per mention
     top_n: int = 10  # paths kept per topic mention at each hop
-    executed: int = 6  # best paths per topic mention run against the KG (twice that with several mentions)
+    executed: int = 6  # best paths per topic mention run against the KG (per path length with several mentions)
     triple_budget: int = 300  # triples fetched as evidence, all paths together
 
 
@@ -54,12 +54,13 @@ def _name_like(text: str) -> bool:
 async def find_topics(question: str, tools: Any, *, max_mentions: int = 3) -> list[TopicMention]:
     """Spans of the question the label index knows (exactly, or up to a typo), with their IRIs.
 
-    The best span is always a topic; further ones only when written as names: an everyday word
-    that happens to be some entity's label ("star", a film's title) is more likely a relation word.
+    The best span is a firm topic, and so is any other written as a name. An everyday word that
+    happens to be some entity's label ("star", a film's title; "vellum", a material) is a loose
+    topic: it may be joined as an entity, but it still names relations for the other topics' paths.
     """
-    found = [m for m in await spot_mentions(question, tools) if m.exact_iris()]
-    topics = [m for i, m in enumerate(found) if i == 0 or _name_like(m.text)][:max_mentions]
-    return [TopicMention(text=m.text, start=m.start, end=m.end, iris=m.exact_iris()) for m in topics]
+    found = [m for m in await spot_mentions(question, tools) if m.exact_iris()][:max_mentions]
+    return [TopicMention(text=m.text, start=m.start, end=m.end, iris=m.exact_iris(), firm=i == 0 or _name_like(m.text))
+            for i, m in enumerate(found)]
 
 
 def as_mention(topic: TopicMention) -> Mention:
@@ -78,12 +79,17 @@ def topic_from_text(question: str, text: str, iris: list[str]) -> TopicMention |
 
 
 def combine_of(question: str, topics: Sequence[TopicMention]) -> Combine:
-    """"either X or Y" / "X or Y" between two mentions unites their answers; otherwise they meet."""
-    if len(topics) < 2:
-        return "single"
-    tokens = [t.lower for t in tokenize(question)]
-    first, second = sorted(topics, key=lambda t: t.start)[:2]
-    between = tokens[first.end: second.start]
+    """"X or Y" between two mentions unites their answers; otherwise they meet ("and"). For a
+    question: how its first two firm topics combine ("single" with fewer)."""
+    firm = [t for t in topics if t.firm]
+    if len(firm) < 2:
+        return "single" if len(topics) < 2 else "and"
+    return _pair_combine(question, firm[0], firm[1])
+
+
+def _pair_combine(question: str, a: TopicMention, b: TopicMention) -> Combine:
+    first, second = sorted((a, b), key=lambda t: t.start)
+    between = [t.lower for t in tokenize(question)][first.end: second.start]
     return "or" if "or" in between else "and"
 
 
@@ -134,7 +140,8 @@ async def score_paths(layer: SemanticLayer, question: str, topics: Sequence[Topi
         members = list(group)
         topic = by_topic.get(text)
         rel = [_relation_path(p) for p in members]
-        others = [(t.start, t.end) for t in topics if t.text != text]  # other entities' words name no relation
+        # the other firm topics' words name entities, not relations
+        others = [(t.start, t.end) for t in topics if t.text != text and t.firm]
         scorer = await layer.scorer(question, as_mention(topic) if topic else None,
                                     [s for r in rel for s in r.steps], exclude=others)
         out += [(p, scorer.score(r.steps, literal_end=r.literal_end)) for p, r in zip(members, rel, strict=True)]
@@ -176,10 +183,12 @@ async def _answers(tools: Any, path: RelationPath) -> list[dict[str, Any]]:
     return [row[var].model_dump(exclude_none=True) for row in res.rows if var in row]
 
 
-async def _path_triples(tools: Any, path: RelationPath, limit: int) -> tuple[list[EvidenceTriple], bool]:
+async def _path_triples(tools: Any, path: RelationPath, limit: int, ends_wanted: set[str] | None = None
+                        ) -> tuple[list[EvidenceTriple], bool]:
     """The triples that walk ``path`` from its entity, at most ``limit``: one walk per end value
-    first (a walk whose earlier steps are already in costs only its new triples), so the budget
-    covers as many answers as it can. Also says whether walks were left out."""
+    (only to ``ends_wanted`` when given), a walk whose earlier steps are already in costing only
+    its new triples, so the budget covers as many answers as it can. Also says whether walks
+    were left out."""
     if limit <= 0:
         return [], True
     res = await tools["run_sparql"](path_query(path, all_vars=True), limit=min(20 * limit, 5000))
@@ -200,8 +209,8 @@ async def _path_triples(tools: Any, path: RelationPath, limit: int) -> tuple[lis
                                        object_is_literal=literal and step.direction == "out",
                                        object_datatype=term.datatype if literal else None))
             prev = term.value
-        if prev in ends:
-            continue  # this end value already has its walk
+        if prev in ends or (ends_wanted is not None and prev not in ends_wanted):
+            continue  # this end value already has its walk, or is not one the reading answers
         new = [t for t in walk if (t.subject, t.predicate, t.object) not in seen]
         if len(out) + len(new) > limit:
             left_out = True
@@ -219,15 +228,19 @@ async def retrieve(layer: SemanticLayer, question: str, topics: Sequence[TopicMe
     the readings (one path, or one path per mention joined), best first."""
     tools = layer.tools
     scored = await score_paths(layer, question, topics, kept)
-    runs: dict[str, int] = {}
-    per_topic = limits.executed * (2 if len(topics) > 1 else 1)
+    runs: dict[tuple[str, int], int] = {}
+    # one topic: its best paths; several: the best of each length per topic, since a short path
+    # that names one relation is what a join with another topic's path needs
+    several = len(topics) > 1
+    by_text = {t.text: t for t in topics}
     # an entity the question names is not what it asks for ("which player of X is from Y" is not Y)
     named_elsewhere = {t.text: {iri for o in topics if o.text != t.text for iri in o.iris} for t in topics}
     executed: list[tuple[PlannedPath, PathScore, RelationPath, list[dict[str, Any]]]] = []
     for path, score in scored:
-        if runs.get(path.mention, 0) >= per_topic:
+        slot = (path.mention, len(path.steps) if several else 0)
+        if runs.get(slot, 0) >= limits.executed:
             continue
-        runs[path.mention] = runs.get(path.mention, 0) + 1
+        runs[slot] = runs.get(slot, 0) + 1
         rel = _relation_path(path)
         try:
             answers = await _answers(tools, rel)
@@ -237,40 +250,56 @@ async def retrieve(layer: SemanticLayer, question: str, topics: Sequence[TopicMe
         if answers:
             executed.append((path, score, rel, answers))
     executed.sort(key=lambda e: (-e[1].score, len(e[0].steps), e[0].key))
-    triples: list[EvidenceTriple] = []
-    index: dict[tuple[str, str, str], int] = {}
     ranked: list[RankedPath] = []
-    truncated = False
     for path, score, rel, answers in executed:
-        try:
-            walked, left_out = await _path_triples(tools, rel, limits.triple_budget - len(triples))
-        except ToolError:
-            walked, left_out = [], False
-        truncated = truncated or left_out
-        ids = []
-        for t in walked:
-            key = (t.subject, t.predicate, t.object)
-            if key not in index:
-                index[key] = len(triples)
-                triples.append(t)
-            ids.append(index[key])
         scored_path = _with_score(path, score)
         ranked.append(RankedPath(entity=path.entity, mention=path.mention, steps=scored_path.steps,
                                  score=scored_path.score, support=round(score.support, 4), answers=answers,
-                                 sparql=path_query(rel), triple_ids=ids))
-    # a single path leaves the question's other topics unexplained: it answers without them
-    unused = layer.settings.scoring.unexplained_weight * (len(topics) - 1 if topics else 0)
-    readings = [Reading(paths=[i], score=round(p.score - unused, 4), support=p.support, answers=p.answers)
+                                 sparql=path_query(rel)))
+    # a single path leaves the question's other firm topics unexplained: it answers without them
+    weight = layer.settings.scoring.unexplained_weight
+    firm = sum(1 for t in topics if t.firm)
+    readings = [Reading(paths=[i], score=round(p.score - weight * (firm - (1 if by_text[p.mention].firm else 0)), 4),
+                        support=p.support, answers=p.answers)
                 for i, p in enumerate(ranked)]
     if combine != "single":
-        readings += await _joined(layer, question, topics, ranked, combine)
+        readings += await _joined(layer, question, topics, ranked)
     readings.sort(key=lambda r: (-r.score, len(r.paths), r.key))
+    triples, truncated = await _walk_readings(tools, ranked, [e[2] for e in executed], readings, limits.triple_budget)
     return Subgraph(triples=triples, source="kerag", question=question, paths=ranked, readings=readings,
                     truncated=truncated)
 
 
+async def _walk_readings(tools: Any, paths: list[RankedPath], relations: list[RelationPath], readings: list[Reading],
+                         budget: int) -> tuple[list[EvidenceTriple], bool]:
+    """Fill the triple budget in the order of the readings, best first: each path is walked once,
+    for a join only towards the answers both paths share. Sets each path's ``triple_ids``."""
+    triples: list[EvidenceTriple] = []
+    index: dict[tuple[str, str, str], int] = {}
+    walked_paths: set[int] = set()
+    truncated = False
+    for reading in readings:
+        ends = {str(a.get("value")) for a in reading.answers} if reading.combine == "and" else None
+        for i in reading.paths:
+            if i in walked_paths:
+                continue
+            walked_paths.add(i)
+            try:
+                walked, left_out = await _path_triples(tools, relations[i], budget - len(triples), ends)
+            except ToolError:
+                walked, left_out = [], False
+            truncated = truncated or left_out
+            for t in walked:
+                key = (t.subject, t.predicate, t.object)
+                if key not in index:
+                    index[key] = len(triples)
+                    triples.append(t)
+                paths[i].triple_ids.append(index[key])
+    return triples, truncated
+
+
 async def _joined(layer: SemanticLayer, question: str, topics: Sequence[TopicMention], paths: list[RankedPath],
-                  combine: Combine) -> list[Reading]:
+                  ) -> list[Reading]:
     """Pairs of paths from two different mentions whose answers meet ("and") or are united ("or"),
     scored as one reading: both mentions left out of the words, both paths' relations named."""
     out: list[Reading] = []
@@ -281,6 +310,7 @@ async def _joined(layer: SemanticLayer, question: str, topics: Sequence[TopicMen
         right = [i for i, p in enumerate(paths) if p.mention == b.text]
         if not left or not right:
             continue
+        combine = _pair_combine(question, a, b)
         steps = [s for i in (*left, *right) for s in _relation_path(_as_planned(paths[i])).steps]
         from_a = await layer.scorer(question, as_mention(a), steps, exclude=[(b.start, b.end)])
         from_b = await layer.scorer(question, as_mention(b), steps, exclude=[(a.start, a.end)])
@@ -295,13 +325,32 @@ async def _joined(layer: SemanticLayer, question: str, topics: Sequence[TopicMen
             if not answers:
                 continue
             sa, sb = _relation_path(_as_planned(pa)).steps, _relation_path(_as_planned(pb)).steps
-            best = max(from_a.score((*sa, *sb)), from_b.score((*sb, *sa)), key=lambda s: s.score)
+            best, scorer = max(((from_a.score((*sa, *sb)), from_a), (from_b.score((*sb, *sa)), from_b)),
+                               key=lambda t: t[0].score)
             # two paths side by side, not one longer path: only the longer one's hops are charged
-            score = best.score + layer.settings.scoring.hop_penalty * min(len(sa), len(sb))
+            score = (best.score + layer.settings.scoring.hop_penalty * min(len(sa), len(sb))
+                     + _co_named(scorer, best, [*sa, *sb]))
             out.append(Reading(paths=[i, j], combine=combine, score=round(score, 4),
                                support=round(_joint_support(best, len(sa) if best.matches[0].step == sa[0] else len(sb)), 4),
                                answers=answers))
     return out
+
+
+def _co_named(scorer: QuestionScorer, score: PathScore, steps: Sequence[PathStep]) -> float:
+    """Credit for words a joined reading's relations spell without needing them as namers: in "who
+    *plays* at position X for country Y", "position" names "plays position" and "country" names
+    "plays for country"; "plays" is in both labels, so it co-names them rather than being free to
+    name a third relation on a longer path. Each such word adds its best p(label | word)."""
+    namers = {p for m in score.matches if m.unit is not None for p in m.unit.positions}
+    labels = sorted({s.label for s in steps})
+    credit = 0.0
+    for j, unit in enumerate(scorer.units):
+        if len(unit.positions) != 1 or unit.positions[0] in namers:
+            continue
+        spelled = [label for label in labels if lexical_similarity(unit.text, label) >= 1.0]
+        if spelled:
+            credit += scorer.unit_weight(j) * max(scorer.prob[j].get(label, 0.0) for label in spelled)
+    return credit
 
 
 def _joint_support(score: PathScore, first_len: int) -> float:
