@@ -16,7 +16,6 @@ import reprlib
 from pathlib import Path
 from typing import Any
 
-import structlog
 from pydantic import ValidationError
 
 from kgteam.config import registry
@@ -38,7 +37,6 @@ from kgteam.prompts import PromptNotFound
 from kgteam.roles.base import NoSettings, prompt_for
 
 SPECIAL_SENDERS = ("user", "supervisor")
-log = structlog.get_logger("kgteam.config")
 
 
 def _normalise(loaded: LoadedYaml, source: str) -> None:
@@ -253,8 +251,7 @@ def load_team_text(text: str, source: str = "<team>", *, base_dir: Path | None =
         return _load_team_text(text, source, base_dir=base_dir, environ=environ, check_installed=check_installed)
     except TeamConfigError:
         raise
-    except Exception as exc:  # noqa: BLE001 - fail closed: the caller gets one error type
-        log.warning("team_file_internal_error", source=source, error=repr(exc))
+    except Exception as exc:  # noqa: BLE001 - fail closed: the caller gets one error type (the file reproduces it)
         raise TeamConfigError([ConfigIssue(source, None, "", f"internal error while reading {source} "
                                                              f"({type(exc).__name__}); please report it")]) from None
 
