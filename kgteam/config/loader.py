@@ -12,6 +12,7 @@ Loading runs in three passes, each collecting every problem it finds before fail
 from __future__ import annotations
 
 import difflib
+import reprlib
 from pathlib import Path
 from typing import Any
 
@@ -19,6 +20,7 @@ from pydantic import ValidationError
 
 from kgteam.config import registry
 from kgteam.config.resolve import Origin, ResolvedTeam, playbook_names, resolve_team
+from kgteam.config.safe_yaml import LIMITS, YamlRefused, decode
 from kgteam.config.schema import RoleSpec, TeamSpec
 from kgteam.config.team_graph import check_graph
 from kgteam.config.yaml_source import (
@@ -48,9 +50,10 @@ def _normalise(loaded: LoadedYaml, source: str) -> None:
         for i, item in enumerate(roles):
             name = item if isinstance(item, str) else (item.get("name") or item.get("role")) \
                 if isinstance(item, dict) else None
-            if name is None:
-                loaded.issues.append(ConfigIssue(source, loaded.line_of(("roles", i)), f"roles[{i}]",
-                                                 "a role needs 'role: <installed role>' (and optionally 'name')"))
+            if not isinstance(name, str):
+                problem = "a role needs 'role: <installed role>' (and optionally 'name')" if name is None \
+                    else f"a role's name must be text (got {reprlib.repr(name)})"
+                loaded.issues.append(ConfigIssue(source, loaded.line_of(("roles", i)), f"roles[{i}]", problem))
                 continue
             if name in new:
                 loaded.issues.append(ConfigIssue(source, loaded.line_of(("roles", i)), f"roles[{i}]",
@@ -242,6 +245,19 @@ def _check_settings(cls: type, rspec: RoleSpec, origin: Origin) -> list[ConfigIs
 
 def load_team_text(text: str, source: str = "<team>", *, base_dir: Path | None = None,
                    environ: dict[str, str] | None = None, check_installed: bool = True) -> TeamSpec:
+    """Validate a team file's text. Raises :class:`TeamConfigError` and nothing else: a failure no
+    check foresaw is reported as an internal error of this file, never as a traceback."""
+    try:
+        return _load_team_text(text, source, base_dir=base_dir, environ=environ, check_installed=check_installed)
+    except TeamConfigError:
+        raise
+    except Exception as exc:  # noqa: BLE001 - fail closed: the caller gets one error type (the file reproduces it)
+        raise TeamConfigError([ConfigIssue(source, None, "", f"internal error while reading {source} "
+                                                             f"({type(exc).__name__}); please report it")]) from None
+
+
+def _load_team_text(text: str, source: str, *, base_dir: Path | None, environ: dict[str, str] | None,
+                    check_installed: bool) -> TeamSpec:
     loaded = read_yaml(text, source, environ)
     if loaded.issues and loaded.data is None:
         raise TeamConfigError(loaded.issues)
@@ -275,9 +291,13 @@ def load_team(path: str | Path, *, environ: dict[str, str] | None = None, check_
     """Read, validate and resolve-check a team file. Raises :class:`TeamConfigError`."""
     path = Path(path)
     try:
-        text = path.read_text(encoding="utf-8")
+        with path.open("rb") as handle:
+            data = handle.read(LIMITS.max_bytes + 1)  # a larger file is refused without reading it all
+        text = decode(data)
     except OSError as exc:
         raise TeamConfigError([ConfigIssue(str(path), None, "", f"cannot read team file: {exc.strerror or exc}")]) \
             from None
+    except YamlRefused as exc:
+        raise TeamConfigError([ConfigIssue(str(path), exc.line, "", exc.message)]) from None
     return load_team_text(text, str(path), base_dir=path.resolve().parent, environ=environ,
                           check_installed=check_installed)

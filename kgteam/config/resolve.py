@@ -39,6 +39,7 @@ class ResolvedTeam:
     budgets: Budgets
     role_origins: dict[str, Origin] = field(default_factory=dict)
     route_origins: list[Origin] = field(default_factory=list)
+    answer_role_origin: Origin | None = None  # the file (team or playbook) that named the answer role
 
 
 def resolve_team(spec: TeamSpec, *, source: str = "<team>", lines: LoadedYaml | None = None) -> ResolvedTeam:
@@ -47,6 +48,7 @@ def resolve_team(spec: TeamSpec, *, source: str = "<team>", lines: LoadedYaml | 
     routes: list[Route] = []
     route_origins: list[Origin] = []
     entry = answer_role = None
+    answer_role_origin = Origin(source, lines, ("answer_role",)) if spec.answer_role else None
     budgets = spec.budgets
     if spec.playbook:
         book = load_playbook(spec.playbook)
@@ -56,6 +58,8 @@ def resolve_team(spec: TeamSpec, *, source: str = "<team>", lines: LoadedYaml | 
         routes = list(book.spec.routes)
         route_origins = [Origin(book.source, book.lines, ("routes", i)) for i in range(len(routes))]
         entry, answer_role = book.spec.entry, book.spec.answer_role
+        if answer_role_origin is None:
+            answer_role_origin = Origin(book.source, book.lines, ("answer_role",))
         written = spec.budgets.model_dump(include=spec.budgets.model_fields_set)
         budgets = book.spec.budgets.model_copy(update=written)
     for inst, rspec in spec.roles.items():
@@ -68,7 +72,8 @@ def resolve_team(spec: TeamSpec, *, source: str = "<team>", lines: LoadedYaml | 
     route_origins += [Origin(source, lines, ("extra_routes", i)) for i in range(len(spec.extra_routes))]
     return ResolvedTeam(roles=roles, routes=routes, entry=spec.entry or entry,
                         answer_role=spec.answer_role or answer_role, budgets=budgets,
-                        role_origins=role_origins, route_origins=route_origins)
+                        role_origins=role_origins, route_origins=route_origins,
+                        answer_role_origin=answer_role_origin)
 
 
 __all__ = ["Origin", "ResolvedTeam", "playbook_names", "resolve_team"]

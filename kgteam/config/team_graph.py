@@ -251,5 +251,5 @@ def check_graph(team: ResolvedTeam, classes: dict[str, type], add: Add) -> None:
                 add(origin, (), f"role {inst!r} ({cls.name}) produces {kind!r}, but no route takes it and no role "
                                 f"reads it (route it, or list it in the role's 'informs')")
     if team.answer_role and team.answer_role in classes and team.answer_role not in reached:
-        add(Origin("<team>", None, ("answer_role",)), (), f"the answer role {team.answer_role!r} is never reached "
-                                                         "from the question")
+        origin = team.answer_role_origin or Origin("<team>", None, ("answer_role",))
+        add(origin, (), f"the answer role {team.answer_role!r} is never reached from the question")

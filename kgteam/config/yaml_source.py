@@ -2,7 +2,8 @@
 
 Reads YAML into plain data while remembering the line of every key and list item (PyYAML node
 marks), expands ``${ENV}`` / ``${ENV:-default}``, rejects duplicate keys, and maps pydantic
-validation errors back to ``file:line: field: message`` issues.
+validation errors back to ``file:line: field: message`` issues. Hostile text (alias bombs, deep
+nesting, custom tags ...) is refused by :mod:`kgteam.config.safe_yaml` before anything is built.
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ import yaml
 from pydantic import BaseModel, ValidationError
 
 from kgteam.config.env import MissingEnvVar, expand_env
+from kgteam.config.safe_yaml import MERGE_TAG, YamlRefused, compose, construct_scalar
 from kgteam.protocols.errors import KgteamError
 
 Loc = tuple[Any, ...]
@@ -72,10 +74,14 @@ def field_path(loc: Loc) -> str:
 
 
 def read_yaml(text: str, source: str, environ: dict[str, str] | None = None) -> LoadedYaml:
+    """Plain data with the line of every key and item; a refused or broken file yields issues, never
+    an exception (limits and value checks: :mod:`kgteam.config.safe_yaml`)."""
     result = LoadedYaml(data=None)
-    loader = yaml.SafeLoader(text)
     try:
-        node = loader.get_single_node()
+        loader, node = compose(text)
+    except YamlRefused as exc:
+        result.issues.append(ConfigIssue(source, exc.line, "", exc.message))
+        return result
     except yaml.MarkedYAMLError as exc:
         mark = exc.problem_mark or exc.context_mark
         line = mark.line + 1 if mark else None
@@ -85,35 +91,40 @@ def read_yaml(text: str, source: str, environ: dict[str, str] | None = None) -> 
     except yaml.YAMLError as exc:
         result.issues.append(ConfigIssue(source, None, "", f"YAML error: {exc}"))
         return result
+    try:
+        if node is None:
+            result.issues.append(ConfigIssue(source, 1, "", "the file is empty"))
+            return result
+        result.lines[()] = node.start_mark.line + 1
+        result.data = _Walker(loader, source, result, environ).walk(node, ())
+    except YamlRefused as exc:
+        result.data = None
+        result.issues.append(ConfigIssue(source, exc.line, "", exc.message))
     finally:
         loader.dispose()
-    if node is None:
-        result.issues.append(ConfigIssue(source, 1, "", "the file is empty"))
-        return result
-    result.lines[()] = node.start_mark.line + 1
-    walker = _Walker(loader, source, result, environ)
-    result.data = walker.walk(node, ())
     return result
 
 
 class _Walker:
+    """Builds plain data from a graph :func:`compose` has checked (bounded size and depth, scalar keys)."""
+
     def __init__(self, loader: yaml.SafeLoader, source: str, out: LoadedYaml, environ: dict[str, str] | None):
         self.loader, self.source, self.out, self.environ = loader, source, out, environ
 
     def walk(self, node: yaml.Node, loc: Loc) -> Any:
         if isinstance(node, yaml.MappingNode):
-            self.loader.flatten_mapping(node)  # YAML merge keys ("<<: *defaults")
             data: dict[Any, Any] = {}
-            for key_node, value_node in node.value:
-                key = self.loader.construct_object(key_node, deep=True)
-                if isinstance(key, list):
-                    key = tuple(key)
+            own: set[Any] = set()
+            for key_node, value_node, merged in _pairs(node):
+                key = construct_scalar(self.loader, key_node)
                 line = key_node.start_mark.line + 1
-                if key in data:
-                    first = self.out.lines.get((*loc, key))
-                    self.out.issues.append(ConfigIssue(self.source, line, field_path((*loc, key)),
-                                                       f"duplicate key (first defined on line {first})"))
-                    continue
+                if not merged:
+                    if key in own:
+                        first = self.out.lines.get((*loc, key))
+                        self.out.issues.append(ConfigIssue(self.source, line, field_path((*loc, key)),
+                                                           f"duplicate key (first defined on line {first})"))
+                        continue
+                    own.add(key)
                 self.out.lines[(*loc, key)] = line
                 data[key] = self.walk(value_node, (*loc, key))
             return data
@@ -123,13 +134,29 @@ class _Walker:
                 self.out.lines[(*loc, i)] = item.start_mark.line + 1
                 items.append(self.walk(item, (*loc, i)))
             return items
-        value = self.loader.construct_object(node, deep=True)
+        value = construct_scalar(self.loader, node)
         if isinstance(value, str) and "${" in value:
             try:
                 value = expand_env(value, self.environ)
             except MissingEnvVar as exc:
                 self.out.issues.append(ConfigIssue(self.source, node.start_mark.line + 1, field_path(loc), str(exc)))
         return value
+
+
+def _pairs(node: yaml.MappingNode) -> list[tuple[yaml.Node, yaml.Node, bool]]:
+    """(key, value, merged) of a mapping with its ``<<`` merges expanded, lowest priority first: a key
+    of the mapping itself overrides a merged one, and in ``<<: [*a, *b]`` *a overrides *b. The node
+    is not changed (PyYAML's flatten_mapping would, and an aliased mapping is walked again)."""
+    merged: list[tuple[yaml.Node, yaml.Node, bool]] = []
+    own = []
+    for key, value in node.value:
+        if key.tag == MERGE_TAG:
+            sources = value.value if isinstance(value, yaml.SequenceNode) else [value]
+            for source in reversed(sources):
+                merged.extend((k, v, True) for k, v, _ in _pairs(source))
+        else:
+            own.append((key, value, False))
+    return merged + own
 
 
 # ---------------------------------------------------------------- structure errors
