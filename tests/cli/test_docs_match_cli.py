@@ -134,3 +134,16 @@ def test_every_flag_named_in_a_cli_md_section_exists_on_its_commands():
             if commands and flag not in known:
                 problems.append(f"docs/cli.md:{n}: {flag} is not an option of {', '.join(commands)}")
     assert not problems, "\n".join(problems)
+
+
+def test_every_markdown_file_the_docs_and_package_cite_exists():
+    cited = ROOT.glob("**/*")
+    problems = []
+    for path in [*DOCS, *(p for p in cited if p.suffix in {".py", ".yaml"} and ".venv" not in p.parts
+                          and "tests" not in p.relative_to(ROOT).parts)]:
+        for name in re.findall(r"[\w./-]+\.md\b", path.read_text(encoding="utf-8", errors="replace")):
+            if Path(name).name == "report.md":  # what `kgteam report` writes
+                continue
+            if not any((base / name).exists() for base in (ROOT, ROOT / "docs", path.parent)):
+                problems.append(f"{path.relative_to(ROOT)} cites {name}, which is not in the repository")
+    assert not problems, "\n".join(problems)
