@@ -41,6 +41,7 @@ COMMAND_MODULES = (
     "kgteam.cli.chat_cmd",
     "kgteam.cli.demo_cmd",
     "kgteam.cli.team_cmds",
+    "kgteam.cli.init_cmd",
     "kgteam.cli.trace_cmd",
     "kgteam.cli.eval_cmd",
     "kgteam.cli.tune_cmd",
