@@ -147,3 +147,12 @@ def test_every_markdown_file_the_docs_and_package_cite_exists():
             if not any((base / name).exists() for base in (ROOT, ROOT / "docs", path.parent)):
                 problems.append(f"{path.relative_to(ROOT)} cites {name}, which is not in the repository")
     assert not problems, "\n".join(problems)
+
+
+def test_the_commands_docs_list_for_home_and_db_are_the_ones_that_take_them():
+    text = " ".join((ROOT / "docs" / "cli.md").read_text(encoding="utf-8").split())
+    for flag, word in (("--home", "home"), ("--db", "db")):
+        listed = re.search(rf"\({word}: ([a-z, ]+)\)", text)
+        assert listed, f"docs/cli.md no longer lists the commands that take {flag}"
+        documented = {c.strip() for c in listed.group(1).split(",")}
+        assert documented == {name for name, c in GROUP.commands.items() if flag in _opts(c)}, flag
