@@ -153,7 +153,9 @@ def write_report(run_paths: Sequence[str | Path], out_dir: str | Path, *, title:
     lines.append("Grades: accurate / hallucinated / missing (\"I don't know\" and errors are missing); "
                  "truthfulness = accuracy − hallucination. Percentages are over graded questions. "
                  "EM/F1/Hits@1 are macro averages over questions. Grounded = share of answered questions whose "
-                 "cited triples all exist in the KG and name the answer (– when not checked).")
+                 "cited triples all exist in the KG and name the answer (– when not checked). s/q and the latency "
+                 "plot are each question's own run time: time spent waiting for a model slot (other questions' "
+                 "calls to a one-request-at-a-time server) is not counted.")
     lines += ["", "## Runs", ""]
     for run in runs:
         meta = ", ".join(f"{k}={v}" for k, v in run.meta.items() if k in {"dataset", "team", "model", "limit", "seed",

@@ -19,9 +19,10 @@ ROOT = Path(__file__).resolve().parents[2]
 
 
 def _roles_json() -> list[dict]:
+    """The roles that load here (an installed entry point whose module is absent is listed with its error)."""
     result = CliRunner().invoke(app, ["roles", "--json"])
     assert result.exit_code == 0, result.output
-    return json.loads(result.output)
+    return [r for r in json.loads(result.output) if not r["error"]]
 
 
 def test_each_role_has_its_own_docstring():
