@@ -15,8 +15,8 @@ from kgteam.config.defaults import DEMO_KG
 
 def init(
     path: Annotated[Path, typer.Argument(help="team file to write")] = Path("team.yaml"),
-    playbook: Annotated[str, typer.Option("--playbook", help="an installed playbook (kgteam roles lists roles; "
-                                          "docs/roles.md the playbooks)")] = "triad",
+    playbook: Annotated[str, typer.Option("--playbook", help="an installed playbook (an unknown name is "
+                                          "refused with the list of installed ones)")] = "triad",
     kg: Annotated[str, typer.Option("--kg", help="an installed KG name or a KG folder")] = DEMO_KG,
     model: Annotated[str, typer.Option("--model", "-m", help="'openai' (model and URL from the environment), "
                                        "'openai:MODEL', 'openai:MODEL@BASE_URL', 'local', 'none' or "
