@@ -6,8 +6,26 @@ import importlib
 from typing import Annotated
 
 import typer
+import typer.core
 
 from kgteam.agents.logging import configure_logging
+
+
+def _flags_show_no_value_type() -> None:
+    """Typer's rich help prints a ``<bool>`` type beside flags (``--json <bool>``), which reads as
+    if ``--json true`` were accepted; it is not (a flag takes no value). Show flags bare, as
+    click's plain help does."""
+    original = typer.core.TyperOption.display_type_rich
+
+    def display_type_rich(self: typer.core.TyperOption, ctx: typer.Context) -> str | None:
+        if self.is_flag or self.count:
+            return None
+        return original(self, ctx)
+
+    typer.core.TyperOption.display_type_rich = display_type_rich  # type: ignore[method-assign]
+
+
+_flags_show_no_value_type()
 
 app = typer.Typer(
     name="kgteam",
@@ -23,6 +41,7 @@ COMMAND_MODULES = (
     "kgteam.cli.chat_cmd",
     "kgteam.cli.demo_cmd",
     "kgteam.cli.team_cmds",
+    "kgteam.cli.init_cmd",
     "kgteam.cli.trace_cmd",
     "kgteam.cli.eval_cmd",
     "kgteam.cli.tune_cmd",

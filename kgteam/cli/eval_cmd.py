@@ -50,7 +50,38 @@ def _load_items(dataset: str, limit: int | None, seed: int, data_dir: Path | Non
     return items
 
 
-def _check_writable(out: Path) -> None:
+ANSWERS_HELP = ("also write one row per question (question, gold, answer, grade, stop reason, cost) to this "
+                "file: .csv or .jsonl, the suffix picks the format")
+
+
+def _check_answers_path(path: Path | None) -> None:
+    if path is None:
+        return
+    from kgteam.eval.answers_file import answers_format
+
+    try:
+        answers_format(path)
+    except ValueError as exc:
+        _fail(str(exc))
+    _check_writable(path, "--answers")
+
+
+def _write_answers(path: Path, runs: list[Path], only_ids: set[str] | None = None) -> None:
+    from kgteam.eval.answers_file import write_answers
+    from kgteam.eval.report import load_runs
+
+    loaded = load_runs(runs)
+    if only_ids is not None:  # eval: the questions of this selection, as the summary counts them
+        for run in loaded:
+            run.records = [r for r in run.records if r.id in only_ids]
+    try:
+        count = write_answers(path, loaded)
+    except (OSError, ValueError) as exc:
+        _fail(f"cannot write {path}: {getattr(exc, 'strerror', None) or exc}")
+    console.print(f"answers: {path} ({count} rows)")
+
+
+def _check_writable(out: Path, flag: str = "--out") -> None:
     """Make the output's folder and prove a file can be written there, before any expensive step."""
     folder = out.parent if str(out.parent) else Path(".")
     try:
@@ -61,7 +92,7 @@ def _check_writable(out: Path) -> None:
     except OSError as exc:
         _fail(f"cannot write {out}: {exc.strerror or exc}")
     if out.exists() and out.is_dir():
-        _fail(f"--out {out} is a folder; give a file path such as {out / 'run.jsonl'}")
+        _fail(f"{flag} {out} is a folder; give a file path such as {out / ('answers.csv' if flag == '--answers' else 'run.jsonl')}")
 
 
 def _open_tools(kg: str, stack: contextlib.ExitStack, *, max_rows: int = 10_000, timeout_s: float = 10.0,
@@ -147,8 +178,10 @@ def register(app: typer.Typer) -> None:
                                                    "with another dataset/team/model/KG/seed/limit")] = False,
         home: Annotated[Path | None, typer.Option("--home", help="kgteam home: KGs and sessions (default "
                                                   "$KGTEAM_HOME or ~/.kgteam)")] = None,
+        answers: Annotated[Path | None, typer.Option("--answers", help=ANSWERS_HELP)] = None,
     ) -> None:
         """Run a team over a dataset: one JSONL record per question, resumable, with grades and cost."""
+        _check_answers_path(answers)  # before anything runs
         items = _load_items(dataset, limit, seed, data_dir, where)
         if diagnose_only:
             if not kg:
@@ -194,16 +227,20 @@ def register(app: typer.Typer) -> None:
         _print_summary(summarize(latest_records([r for r in read_run(out) if r.id in ids])))
         if report_dir:
             console.print(f"report: {write_report([out], report_dir)}")
+        if answers:
+            _write_answers(answers, [out], only_ids=ids)
 
     @app.command("report")
     def report_command(
         runs: Annotated[list[Path], typer.Argument(help="one or more run files (compared side by side)")],
         out: Annotated[Path, typer.Option("--out", help="folder for report.md and the PNG plots")] = Path("report"),
         title: Annotated[str, typer.Option("--title")] = "kgteam evaluation",
+        answers: Annotated[Path | None, typer.Option("--answers", help=ANSWERS_HELP)] = None,
     ) -> None:
-        """Markdown report with tables (overall, by hop, by question type) and PNG plots."""
+        """Markdown report with tables (overall, by hop, by question type, failures) and PNG plots."""
         from kgteam.eval.report import write_report
 
+        _check_answers_path(answers)
         for run in runs:
             if not run.exists():
                 console.print(f"[red]error:[/red] run file not found: {run}")
@@ -213,6 +250,8 @@ def register(app: typer.Typer) -> None:
         except ValueError as exc:  # a corrupt run file (an invalid record before the last line)
             _fail(str(exc))
         typer.echo(str(path))
+        if answers:
+            _write_answers(answers, runs)
 
     @app.command("diagnose")
     def diagnose_command(

@@ -69,8 +69,18 @@ def _validate_one(file: Path, console: Console, as_json: bool) -> dict[str, Any]
     return result
 
 
-def roles(as_json: Annotated[bool, typer.Option("--json", help="machine-readable list")] = False) -> None:
+def roles(
+    as_json: Annotated[bool, typer.Option("--json", help="machine-readable list, with each role's settings "
+                                          "(type, default, range, description)")] = False,
+    markdown: Annotated[bool, typer.Option("--markdown", help="each role's settings as Markdown tables "
+                                           "(docs/roles.md is this output for the built-in roles)")] = False,
+) -> None:
     """List installed roles (built-in and plugins): what they consume, produce and read, their tools."""
+    if markdown:
+        from kgteam.config.role_settings import settings_markdown
+
+        typer.echo(settings_markdown(registry.role_settings_models()), nl=False)
+        return
     infos = registry.describe_roles()
     if as_json:
         typer.echo(json.dumps([vars(i) for i in infos], indent=2, default=_jsonable))

@@ -138,7 +138,7 @@ class RoleInfo:
     package: str
     doc: str
     reads: tuple[str, ...] = ()
-    settings: dict[str, Any] | None = None  # field -> {"default": ..., "description": ...}
+    settings: dict[str, Any] | None = None  # field -> {"type", "default", "range", "description", ...}
     error: str | None = None
 
 
@@ -150,8 +150,22 @@ def _own_doc(cls: type) -> str:
     return inspect.cleandoc(doc).split("\n\n")[0].replace("\n", " ")
 
 
+def role_settings_models(*, package: str | None = None) -> dict[str, type]:
+    """Role name -> its settings model, for every role that loads (of ``package`` only, if given)."""
+    out = {}
+    for name, e in entries("roles").items():
+        if package is not None and e.package != package:
+            continue
+        try:
+            out[name] = role_class(name).settings_model
+        except (PluginLoadError, ImportError):
+            continue  # ``kgteam roles`` lists it with its error
+    return out
+
+
 def describe_roles() -> list[RoleInfo]:
     """Every installed role, loaded, for ``kgteam roles``; a broken plugin is listed with its error."""
+    from kgteam.config.role_settings import describe_settings
     from kgteam.protocols.payloads import kind_of
 
     infos = []
@@ -161,9 +175,7 @@ def describe_roles() -> list[RoleInfo]:
         except (PluginLoadError, ImportError) as exc:
             infos.append(RoleInfo(name, (), (), (), e.package, "", error=str(exc)))
             continue
-        settings = {f: {"default": None if info.is_required() else info.get_default(call_default_factory=True),
-                        "description": info.description or ""}
-                    for f, info in cls.settings_model.model_fields.items()}
+        settings = describe_settings(cls.settings_model)
         infos.append(RoleInfo(name, tuple(cls.consumes), tuple(cls.produces), tuple(getattr(cls, "tools", ())),
                               e.package, _own_doc(cls), tuple(kind_of(c) for c in cls.reads), settings))
     return infos

@@ -153,7 +153,9 @@ def write_report(run_paths: Sequence[str | Path], out_dir: str | Path, *, title:
     lines.append("Grades: accurate / hallucinated / missing (\"I don't know\" and errors are missing); "
                  "truthfulness = accuracy − hallucination. Percentages are over graded questions. "
                  "EM/F1/Hits@1 are macro averages over questions. Grounded = share of answered questions whose "
-                 "cited triples all exist in the KG and name the answer (– when not checked).")
+                 "cited triples all exist in the KG and name the answer (– when not checked). s/q and the latency "
+                 "plot are each question's own run time: time spent waiting for a model slot (other questions' "
+                 "calls to a one-request-at-a-time server) is not counted.")
     lines += ["", "## Runs", ""]
     for run in runs:
         meta = ", ".join(f"{k}={v}" for k, v in run.meta.items() if k in {"dataset", "team", "model", "limit", "seed",
@@ -184,6 +186,7 @@ def write_report(run_paths: Sequence[str | Path], out_dir: str | Path, *, title:
         lines += ["## Plots", ""]
         lines += [f"![{p.stem}]({p.name})" for p in plots]
         lines.append("")
+    lines += failures_table(runs)
     errors = [(run.name, r) for run in runs for r in run.records if r.status == "error"]
     if errors:
         lines += ["## Errors (first 20)", ""]
@@ -194,41 +197,109 @@ def write_report(run_paths: Sequence[str | Path], out_dir: str | Path, *, title:
     return path
 
 
+MAX_FAILURES = 50  # rows of the failures table; the run file has them all
+_CELL_CHARS = 120
+
+
+def _md_cell(text: str) -> str:
+    """Text safe in a Markdown table cell: one line, pipes escaped, bounded length."""
+    one_line = " ".join(text.split())
+    if len(one_line) > _CELL_CHARS:
+        one_line = one_line[:_CELL_CHARS - 1] + "…"
+    return one_line.replace("\\", "\\\\").replace("|", "\\|").replace("`", "\\`").replace("<", "&lt;") or "–"
+
+
+def failures(records: Sequence[RunRecord]) -> list[RunRecord]:
+    """Questions not answered accurately (hallucinated, missing, errors), in run order."""
+    return [r for r in records if r.grading is not None and r.grading.grade in ("hallucinated", "missing")]
+
+
+def failures_table(runs: Sequence[LoadedRun], limit: int = MAX_FAILURES) -> list[str]:
+    """``## Failures``: question, gold, answer, grade and stop reason of each failed question."""
+    rows = [(run.name, r) for run in runs for r in failures(run.records)]
+    if not rows:
+        return []
+    several = len(runs) > 1
+    head = (["run"] if several else []) + ["id", "question", "gold", "answer", "grade", "stopped by"]
+    out = ["## Failures", "", f"{len(rows)} question(s) not answered accurately"
+           + (f"; the first {limit} are listed, the run file has all of them." if len(rows) > limit else "."), "",
+           "| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
+    for name, r in rows[:limit]:
+        gold = "; ".join(g.display() for g in r.gold) or "(none)"
+        answer = r.answer_text if r.status == "ok" else f"error: {(r.error or '').splitlines()[0] if r.error else ''}"
+        grade = r.grading.grade if r.grading else "–"
+        cells = ([name] if several else []) + [r.id, r.question, gold, answer, grade, r.stopped_by]
+        out.append("| " + " | ".join(_md_cell(c) for c in cells) + " |")
+    out.append("")
+    return out
+
+
 # --------------------------------------------------------------------------------------- plots
 
 def make_plots(runs: list[LoadedRun], out_dir: Path) -> list[Path]:
+    """Draws every plot and saves it as PNG in ``out_dir``; returns the paths."""
+    import matplotlib.pyplot as plt
+
+    paths = []
+    for name, fig in build_figures(runs).items():
+        path = out_dir / name
+        fig.savefig(path, dpi=110, bbox_inches="tight")  # "tight": legends outside the axes are kept
+        plt.close(fig)
+        paths.append(path)
+    return paths
+
+
+def _legend_outside(ax: Any) -> None:
+    """Legend to the right of the axes, never over the bars."""
+    ax.legend(loc="upper left", bbox_to_anchor=(1.01, 1.0), fontsize=8, borderaxespad=0.0)
+
+
+def _label_bars(ax: Any, bars: Any, values: Sequence[float | None]) -> None:
+    """Each bar's value at its end; a zero bar gets "0" so it does not read as "no data", and a
+    group the run has no question in gets "n/a"."""
+    labels = ["n/a" if v is None else ("0" if v == 0 else f"{v:.2f}") for v in values]
+    ax.bar_label(bars, labels=labels, fontsize=6, padding=2)
+
+
+def _group_label(key: str, counts: Sequence[int], tag: str) -> str:
+    name = f"{key}-hop" if tag == "hops" and key.isdigit() else key
+    shown = sorted(set(counts))
+    return f"{name} (n={'/'.join(str(c) for c in counts) if len(shown) > 1 else shown[0]})"
+
+
+def build_figures(runs: list[LoadedRun]) -> dict[str, Any]:
+    """The report's figures by file name: grades, accuracy/truthfulness by slice, cost, latency."""
     import matplotlib
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
+    from matplotlib.ticker import MaxNLocator
 
-    paths: list[Path] = []
+    figures: dict[str, Any] = {}
     colors = plt.rcParams["axes.prop_cycle"].by_key()["color"]
 
-    def save(fig: Any, name: str) -> None:
+    def done(fig: Any, name: str) -> None:
         fig.tight_layout()
-        path = out_dir / name
-        fig.savefig(path, dpi=110)
-        plt.close(fig)
-        paths.append(path)
+        figures[name] = fig
 
     # 1. Grades per run (stacked) and truthfulness.
     fig, ax = plt.subplots(figsize=(max(5, 1.6 * len(runs) + 3), 4))
-    names = [r.name for r in runs]
+    names = [f"{r.name}\n(n={len(r.records)})" for r in runs]
     sums = [summarize(r.records) for r in runs]
     bottom = [0.0] * len(runs)
     for grade, color in zip(GRADES, ("#2e7d32", "#c62828", "#9e9e9e"), strict=True):
         key = {"accurate": "accuracy", "hallucinated": "hallucination", "missing": "missing"}[grade]
         vals = [s[key] for s in sums]
-        ax.bar(names, vals, bottom=bottom, label=grade, color=color)
+        bars = ax.bar(names, vals, bottom=bottom, label=grade, color=color)
+        ax.bar_label(bars, labels=[f"{v:.0%}" if v >= 0.06 else "" for v in vals], label_type="center", fontsize=7)
         bottom = [b + v for b, v in zip(bottom, vals, strict=True)]
     ax.plot(names, [s["truthfulness"] for s in sums], "kD", label="truthfulness")
     ax.axhline(0, color="black", lw=0.5)
     ax.set_ylim(min(-0.05, min(s["truthfulness"] for s in sums) - 0.05), 1.05)
     ax.set_ylabel("share of questions")
     ax.set_title("Grades per run")
-    ax.legend(loc="upper left", bbox_to_anchor=(1, 1), fontsize=8)
-    save(fig, "grades.png")
+    _legend_outside(ax)
+    done(fig, "grades.png")
 
     # 2./3. Accuracy and truthfulness by slice (hops, question type).
     for tag, fname in (("hops", "by_hops.png"), ("qtype", "by_qtype.png")):
@@ -239,32 +310,43 @@ def make_plots(runs: list[LoadedRun], out_dir: Path) -> list[Path]:
         if tag == "qtype" and len(keys) > 25:
             counts = Counter(str(rec.tags.get(tag)) for r in runs for rec in r.records)
             keys = sorted([k for k, _ in counts.most_common(25)], key=_sort_key)
+        labels = [_group_label(k, [d[k]["n"] if k in d else 0 for d in per_run], tag) for k in keys]
         horizontal = tag == "qtype"
         fig, axes = plt.subplots(1, 2, figsize=(12, min(30.0, max(3.5, 0.22 * len(keys) * len(runs) + 1.5))) if horizontal
-                                 else (10, 4), sharey=horizontal)
+                                 else (11, 4), sharey=horizontal)
         width = 0.8 / len(runs)
         for ax, metric in zip(axes, ("accuracy", "truthfulness"), strict=True):
             for i, (run, d) in enumerate(zip(runs, per_run, strict=True)):
                 pos = [j + (i - (len(runs) - 1) / 2) * width for j in range(len(keys))]
-                vals = [d[k][metric] if k in d else 0.0 for k in keys]
+                vals = [d[k][metric] if k in d else None for k in keys]
+                heights = [v or 0.0 for v in vals]
                 if horizontal:
-                    ax.barh(pos, vals, height=width, label=run.name, color=colors[i % len(colors)])
+                    bars = ax.barh(pos, heights, height=width, label=run.name, color=colors[i % len(colors)])
                 else:
-                    ax.bar(pos, vals, width=width, label=run.name, color=colors[i % len(colors)])
+                    bars = ax.bar(pos, heights, width=width, label=run.name, color=colors[i % len(colors)])
+                _label_bars(ax, bars, vals)
+                # a zero-height bar has no area: a marker on the axis shows it is there
+                zeros = [p for p, v in zip(pos, vals, strict=True) if v == 0]
+                if zeros:
+                    at_zero = [0.0] * len(zeros)
+                    ax.plot(*((at_zero, zeros) if horizontal else (zeros, at_zero)), ls="none", ms=12, mew=2,
+                            marker="|" if horizontal else "_", color=colors[i % len(colors)])
             if horizontal:
-                ax.set_yticks(range(len(keys)), keys, fontsize=7)
+                ax.set_yticks(range(len(keys)), labels, fontsize=7)
                 ax.set_xlabel(metric)
                 ax.axvline(0, color="black", lw=0.5)
+                ax.margins(x=0.12)
             else:
-                ax.set_xticks(range(len(keys)), [f"{k}-hop" if k.isdigit() else k for k in keys])
+                ax.set_xticks(range(len(keys)), labels)
                 ax.set_ylabel(metric)
                 ax.axhline(0, color="black", lw=0.5)
+                ax.margins(y=0.12)
             ax.set_title(f"{metric} by {tag}")
-        axes[-1].legend(fontsize=8)
-        save(fig, fname)
+        _legend_outside(axes[-1])
+        done(fig, fname)
 
     # 4. Cost: LLM calls (grouped bars per count) and tokens (shared bins) per question.
-    fig, axes = plt.subplots(1, 2, figsize=(10, 4))
+    fig, axes = plt.subplots(1, 2, figsize=(11, 4))
     all_calls = [r.llm_calls for run in runs for r in run.records] or [0]
     xs = list(range(min(all_calls), max(all_calls) + 1))
     width = 0.8 / len(runs)
@@ -274,8 +356,9 @@ def make_plots(runs: list[LoadedRun], out_dir: Path) -> list[Path]:
     for i, run in enumerate(runs):
         c = colors[i % len(colors)]
         counts = Counter(r.llm_calls for r in run.records)
-        axes[0].bar([x + (i - (len(runs) - 1) / 2) * width for x in xs], [counts.get(x, 0) for x in xs], width=width,
-                    label=run.name, color=c, edgecolor="black", linewidth=0.4)
+        bars = axes[0].bar([x + (i - (len(runs) - 1) / 2) * width for x in xs], [counts.get(x, 0) for x in xs],
+                           width=width, label=run.name, color=c, edgecolor="black", linewidth=0.4)
+        axes[0].bar_label(bars, fontsize=6, padding=2)  # counts, so a 0 is written, not left blank
         axes[1].hist([r.tokens for r in run.records], bins=bins, alpha=0.55, label=run.name, color=c,
                      edgecolor="black", linewidth=0.4)
     axes[0].set_xticks(xs)
@@ -283,17 +366,19 @@ def make_plots(runs: list[LoadedRun], out_dir: Path) -> list[Path]:
     axes[1].set_xlabel("tokens per question")
     for ax in axes:
         ax.set_ylabel("questions")
-        ax.legend(fontsize=8)
+        ax.yaxis.set_major_locator(MaxNLocator(integer=True))  # counts of questions: no 2.5 questions
+    axes[1].xaxis.set_major_locator(MaxNLocator(integer=True))
+    _legend_outside(axes[1])
     axes[0].set_title("LLM calls")
     axes[1].set_title("Tokens")
-    save(fig, "cost.png")
+    done(fig, "cost.png")
 
-    # 5. Latency distribution.
+    # 5. Latency distribution (the questions' own run time, see RunRecord.seconds).
     fig, ax = plt.subplots(figsize=(max(5, 1.5 * len(runs) + 3), 4))
     data = [[r.seconds for r in run.records] or [0.0] for run in runs]
     ax.boxplot(data, showmeans=True)
     ax.set_xticks(range(1, len(runs) + 1), names)
-    ax.set_ylabel("seconds per question")
+    ax.set_ylabel("seconds per question (own run time)")
     ax.set_title("Latency")
-    save(fig, "latency.png")
-    return paths
+    done(fig, "latency.png")
+    return figures

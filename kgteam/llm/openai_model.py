@@ -9,6 +9,7 @@ status, the server's words, the base URL and the model, because that is what a u
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import email.utils
 import hashlib
 import json
@@ -24,6 +25,7 @@ import openai
 from tenacity import AsyncRetrying, RetryCallState, retry_if_exception, stop_after_attempt
 
 from kgteam.llm.base import ChatMessage, ChatReply, ModelError
+from kgteam.llm.slots import ModelSlots
 from kgteam.llm.usage import estimate_prompt_tokens, estimate_tokens
 
 if TYPE_CHECKING:
@@ -174,6 +176,7 @@ class OpenAIChatModel:
         cache: bool = False,
         extra_body: dict[str, Any] | None = None,
         name: str | None = None,
+        slots: ModelSlots | None = None,
     ):
         if structured_mode not in STRUCTURED_MODES:
             raise ValueError(f"structured_mode must be one of {STRUCTURED_MODES}, got {structured_mode!r}")
@@ -195,6 +198,7 @@ class OpenAIChatModel:
         self.retry_after_cap_s = retry_after_cap_s
         self.extra_body = dict(extra_body or {})
         self.name = name or model
+        self.slots = slots  # None: the server takes every request at once
         self._cache: dict[str, ChatReply] | None = {} if cache else None
         self._client: openai.AsyncOpenAI | None = None
         self._client_loop: asyncio.AbstractEventLoop | None = None
@@ -229,6 +233,7 @@ class OpenAIChatModel:
         # llama.cpp generates up to the context size when no cap is sent; a rambling 135M model
         # would take minutes, so cap replies unless the caller asks for more.
         overrides.setdefault("default_max_tokens", 512)
+        overrides.setdefault("slots", getattr(server, "slots", None))  # one request at a time; the rest queue here
         return cls(server.base_url, server.model_name, **overrides)
 
     # ------------------------------------------------------------------ client lifecycle
@@ -316,8 +321,12 @@ class OpenAIChatModel:
             if hit is not None:
                 return replace(hit, latency_s=0.0, raw={**hit.raw, "cached": True})
 
+        async with self.slots.hold() if self.slots is not None else contextlib.nullcontext():
+            return await self._chat_uncached(kwargs, key, role)
+
+    async def _chat_uncached(self, kwargs: dict[str, Any], key: str | None, role: str) -> ChatReply:
         attempts = 0
-        started = time.perf_counter()
+        started = time.perf_counter()  # after the slot wait: latency is the server's work
         retrying = AsyncRetrying(
             stop=stop_after_attempt(self.max_retries + 1),
             wait=self._wait,

@@ -72,6 +72,18 @@ def test_trace_jsonl_to_a_directory_is_a_clear_error(team_file, tmp_path):
     assert f"cannot write {tmp_path}" in result.output
 
 
+def test_trace_jsonl_into_a_missing_folder_creates_it_as_documented(team_file, tmp_path):
+    db = tmp_path / "s.sqlite"
+    asked = runner.invoke(app, ["ask", "who directed Kismet", "--team", str(team_file), "--db", str(db),
+                                "--session", "t2"])
+    assert asked.exit_code == 0, asked.output
+    out = tmp_path / "not" / "yet" / "run.jsonl"
+    result = runner.invoke(app, ["trace", "t2", "--db", str(db), "--jsonl", str(out)])
+    assert result.exit_code == 0, result.output  # docs/cli.md: "A missing parent folder is created."
+    lines = out.read_text(encoding="utf-8").splitlines()
+    assert json.loads(lines[0])["type"] == "turn" and json.loads(result.output)["records"] == len(lines)
+
+
 def test_validate_several_files_reports_each_and_fails_if_any_is_bad(team_file, tmp_path):
     bad = tmp_path / "bad.yaml"
     bad.write_text(team_file.read_text().replace("- t_answerer", "- t_answerr"))

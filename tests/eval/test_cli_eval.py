@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import csv
 import json
 
 from typer.testing import CliRunner
@@ -40,6 +41,17 @@ def test_eval_end_to_end_then_report(eval_team_file, metaqa_sample, data_dir, tm
     assert "## Cost per question" in md and "| run | 2.00 | 2 |" in md  # LLM calls per question: mean, max
     assert "LLM calls/q" in md and "## By question type" in md
 
+    # the answers as CSV, one row per question, equal to the run file
+    table = tmp_path / "answers.csv"
+    rep = CliRunner().invoke(app, ["report", str(out), "--out", str(report_dir), "--answers", str(table)])
+    assert rep.exit_code == 0, rep.output
+    with table.open(newline="", encoding="utf-8") as fh:
+        rows = {row["id"]: row for row in csv.DictReader(fh)}
+    assert rows.keys() == {r.id for r in records}
+    for r in records:
+        assert (rows[r.id]["question"], rows[r.id]["grade"]) == (r.question, r.grading.grade)
+        assert rows[r.id]["gold"] == " | ".join(g.display() for g in r.gold)
+
 
 def test_eval_triad_team_end_to_end(triad_team_file, metaqa_sample, data_dir, tmp_path):
     """The built-in Triad playbook through `kgteam eval`: scripted model whose replies never validate,
@@ -47,10 +59,14 @@ def test_eval_triad_team_end_to_end(triad_team_file, metaqa_sample, data_dir, tm
     out = tmp_path / "triad.jsonl"
     result = CliRunner().invoke(app, ["eval", "metaqa-consistent:1-hop", "--team", str(triad_team_file), "--limit",
                                       "20", "--seed", "3", "--out", str(out), "--data-dir", str(data_dir),
-                                      "--report", str(tmp_path / "report")])
+                                      "--report", str(tmp_path / "report"), "--answers",
+                                      str(tmp_path / "answers.jsonl")])
     assert result.exit_code == 0, result.output
     records = read_run(out)
     assert len(records) == 20 and all(r.status == "ok" for r in records)
+    rows = [json.loads(line) for line in (tmp_path / "answers.jsonl").read_text(encoding="utf-8").splitlines()]
+    assert [(row["id"], row["answer"], row["stopped_by"]) for row in rows] == [
+        (r.id, r.answer_text, r.stopped_by) for r in records]
     assert all(r.llm_calls >= 2 and r.fallbacks for r in records)  # the model was asked, the fallbacks decided
     accurate = [r for r in records if r.grading.grade == "accurate"]
     assert len(accurate) >= 12, [(r.question, r.answer_text) for r in records if r.grading.grade != "accurate"]
@@ -72,6 +88,9 @@ def test_eval_rejects_bad_team_and_model_override_clearly(triad_team_file, data_
     result = CliRunner().invoke(app, [*args, "--team", str(triad_team_file), "--model", f"scripted:{missing}"])
     assert result.exit_code == 2 and "does not exist" in result.output
     assert not (tmp_path / "r.jsonl").exists()  # nothing half-written when the team cannot run
+    result = CliRunner().invoke(app, [*args, "--team", str(triad_team_file), "--answers", str(tmp_path / "a.xlsx")])
+    assert result.exit_code == 2 and "ends in .csv or .jsonl" in result.output
+    assert not (tmp_path / "r.jsonl").exists()  # refused before anything ran
 
 
 def test_eval_kerag_team_model_free(metaqa_sample, eval_kg_home, data_dir, tmp_path):

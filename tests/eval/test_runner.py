@@ -86,3 +86,38 @@ def test_resume_after_killed_subprocess(tmp_path):
     for r in records:  # records written before the kill are untouched
         if r.id in first:
             assert r == first[r.id]
+
+
+class OneSlotTeam:
+    """Every question makes one 0.2 s call to a model that serves one request at a time."""
+
+    def __init__(self) -> None:
+        from kgteam.llm.slots import ModelSlots
+
+        self.slots = ModelSlots(1)
+
+    async def ask(self, question: str, *, session_id: str | None = None) -> Answer:
+        async with self.slots.hold():
+            await asyncio.sleep(0.2)
+        return Answer(text="I don't know", status="unknown")
+
+
+async def test_seconds_per_question_exclude_waiting_for_the_models_slot(tmp_path):
+    items = [DatasetItem(id=f"s{i}", question="q", answers=[GoldAnswer(label="a")]) for i in range(4)]
+    out = tmp_path / "run.jsonl"
+    started = time.perf_counter()
+    await run_eval(items, OneSlotTeam(), out, concurrency=4, progress=False)
+    wall = time.perf_counter() - started
+    records = read_run(out)
+    assert all(0.15 <= r.seconds < 0.45 for r in records), [r.seconds for r in records]
+    assert sum(r.seconds for r in records) <= wall + 0.2  # not 4 questions x the whole wall time
+    assert sorted(round(r.queued_seconds, 1) for r in records) == [0.0, 0.2, 0.4, 0.6]
+
+
+def test_a_local_servers_clients_share_its_one_slot():
+    from kgteam.llm.local_server import LocalModelServer
+    from kgteam.llm.openai_model import OpenAIChatModel
+
+    server = LocalModelServer(port=8199)  # not started: a client needs only its URL
+    first, second = (OpenAIChatModel.for_local_server(server) for _ in range(2))
+    assert first.slots is server.slots is second.slots and server.slots.limit == 1

@@ -305,3 +305,27 @@ def test_bad_base_url_is_a_permanent_error_at_construction(url):
     with pytest.raises(ModelError, match="invalid base_url") as info:
         OpenAIChatModel(url, "m", api_key="k")
     assert info.value.permanent is True
+
+
+async def test_calls_queue_for_a_slot_and_the_wait_is_not_the_questions_own_time(fake_openai: FakeOpenAIServer):
+    """One slot (a llama.cpp server): three concurrent questions, one 0.3 s call each. Each
+    question's own time is about one call; the queue wait is measured apart, not added to it."""
+    from kgteam.llm.base import ChatMessage
+    from kgteam.llm.slots import ModelSlots, wait_clock
+
+    fake_openai.default = Step(text="fine", delay_s=0.3)
+    model = make(fake_openai, slots=ModelSlots(1))
+
+    async def question() -> tuple[float, float, float]:
+        with wait_clock() as clock:
+            reply = await model.chat([ChatMessage(role="user", content="hi")], role="r")
+        return clock.elapsed_s - clock.queued_s, clock.queued_s, reply.latency_s
+
+    started = time.perf_counter()
+    results = await asyncio.gather(*(question() for _ in range(3)))
+    wall = time.perf_counter() - started
+    assert wall >= 0.85  # the slot serialised the calls
+    own, queued, latency = zip(*results, strict=True)
+    assert all(0.25 <= s < 0.5 for s in own), own
+    assert all(0.25 <= s < 0.5 for s in latency), latency  # latency is the server's work, not the wait
+    assert sorted(round(q, 1) for q in queued) == [0.0, 0.3, 0.6]
