@@ -21,7 +21,7 @@ from kgteam.eval.datasets import DatasetItem
 from kgteam.eval.metrics import Predicted, match_item
 from kgteam.roles.semantic.layer import SemanticLayer
 from kgteam.roles.semantic.mentions import spot_mentions
-from kgteam.roles.semantic.paths import RelationPath, path_query
+from kgteam.roles.semantic.paths import RelationPath, path_query, walked_back
 from kgteam.roles.semantic.scoring import PathScore
 from kgteam.roles.semantic.text import WH_WORDS, content_units
 from kgteam.tools.lexicon import Lexicon
@@ -78,7 +78,11 @@ async def derive_lexicon(layer: SemanticLayer, items: Sequence[DatasetItem], *, 
         for m in score.matches:
             if m.unit is not None and m.strength >= weak:
                 elsewhere[(m.unit.text, m.step.predicate)] += 1
-        weak_steps = [m.step for m in score.matches if not m.shared and (m.unit is None or m.strength < weak)]
+        # a relation said again in the same direction ("X's heir's child": children, children) is a
+        # step of its own that needs its own word; only a walk back may go unnamed
+        back = set(walked_back([(m.step.predicate, m.step.direction) for m in score.matches]))
+        weak_steps = [m.step for n, m in enumerate(score.matches, start=1)
+                      if (not m.shared or n not in back) and (m.unit is None or m.strength < weak)]
         if not weak_steps:  # every step named: the free words named nothing here
             idle.update(set(free))
         for step in weak_steps:

@@ -122,3 +122,19 @@ def test_a_broken_lexicon_stops_tune_and_team_builds_with_a_clear_message(tmp_pa
                                    "--replace"])
     assert replaced.exit_code == 0, replaced.output
     assert json.loads(broken.read_text())["relations"] == {E + "tendedBy": ["zorp"]}
+
+
+async def test_a_relation_said_again_in_the_same_direction_learns_its_own_word(orchard):
+    """Young Oak is a seedling of Tall Ash, a seedling of Old Elm: "the zorp of the parent tree of
+    Young Oak" walks seedling-of twice, the same way. The second step is not a walk back, so the
+    word left over ("zorp") names it."""
+    from kgteam.tools.kg_tools import KGTools
+
+    tools = KGTools.from_kg(orchard, embedder=None)
+    items = [DatasetItem(id=f"g{i}", question=q, answers=[GoldAnswer(label="Old Elm", iri=E + "Elm")])
+             for i, q in enumerate(["which tree is the zorp of the parent tree of Young Oak",
+                                    "name the zorp of the parent tree of Young Oak",
+                                    "what is the zorp of the parent tree of Young Oak"])]
+    lexicon, report = await derive_lexicon(SemanticLayer(tools.toolbox()), items)
+    assert report.reached == 3
+    assert "zorp" in lexicon.relations.get(E + "seedOf", [])
