@@ -9,6 +9,7 @@ from rich.panel import Panel
 from rich.table import Table
 from rich.text import Text
 
+from kgteam.llm.fencing import one_line
 from kgteam.protocols.envelope import Envelope
 from kgteam.protocols.payloads import Answer, shorten
 
@@ -70,7 +71,7 @@ def answer_renderable(answer: Answer, *, max_triples: int = 12, show_queries: bo
     if ev.matches:  # which question words named which relation
         parts.append(Text("reading: " + "; ".join(m.explain() for m in ev.matches), style="dim"))
     if answer.guess:
-        parts.append(Text("best guess (not stated as an answer): " + ", ".join(v.label for v in answer.guess[:5]),
+        parts.append(Text("best guess (not stated as an answer): " + ", ".join(one_line(v.label) for v in answer.guess[:5]),
                           style="yellow"))
     if ev.triples:
         table = Table(title="evidence triples", show_header=True, header_style="dim", box=None, padding=(0, 1))
@@ -78,9 +79,10 @@ def answer_renderable(answer: Answer, *, max_triples: int = 12, show_queries: bo
         table.add_column("predicate")
         table.add_column("object")
         for t in ev.triples[:max_triples]:
-            # Text, not str: labels come from the KG and may contain rich markup like "[/]" or "[draft]".
-            table.add_row(Text(t.subject_label or t.subject), Text(t.predicate_label or t.predicate),
-                          Text(t.object_label or t.object))
+            # Text, not str: labels come from the KG and may contain rich markup like "[/]" or "[draft]";
+            # one line each, so a label cannot draw lines of its own (a forged fence, a fake status)
+            table.add_row(Text(one_line(t.subject_label or t.subject)), Text(one_line(t.predicate_label or t.predicate)),
+                          Text(one_line(t.object_label or t.object)))
         if len(ev.triples) > max_triples:
             table.add_row(f"… {len(ev.triples) - max_triples} more", "", "")
         parts.append(table)
