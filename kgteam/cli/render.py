@@ -65,7 +65,7 @@ def answer_renderable(answer: Answer, *, max_triples: int = 12, show_queries: bo
     parts.append(status)
     if answer.confidence is not None:
         parts.append(Text(f"confidence: {answer.confidence:.2f}", style="dim"))
-    if answer.error:
+    if answer.error and answer.error not in (answer.text or ""):  # a failed run's text already says it
         parts.append(Text(f"error: {answer.error}", style="red"))
     ev = answer.evidence
     if ev.matches:  # which question words named which relation
