@@ -262,11 +262,15 @@ class OpenAIChatModel:
         loop = asyncio.get_running_loop()
         if self._client is None or self._client_loop is not loop:
             # An httpx pool is bound to the loop that created it; tests and CLIs may use several loops.
+            # Our own pool, not the openai client's default one: that one closes itself from __del__
+            # by scheduling a task on whatever loop runs then, which fails (and prints a traceback)
+            # when the pool was left behind by a loop that has ended.
             self._client = openai.AsyncOpenAI(
                 base_url=self.base_url,
                 api_key=self.api_key or LOCAL_DUMMY_KEY,
                 timeout=self.timeout_s,
                 max_retries=0,
+                http_client=openai.DefaultAsyncHttpxClient(timeout=self.timeout_s),
             )
             self._client_loop = loop
         return self._client

@@ -57,3 +57,27 @@ def test_every_mode_of_the_fault_server_is_covered():
     from fault_server import MODES
 
     assert set(EXPECTED) == set(MODES)
+
+
+def test_a_client_left_behind_by_an_ended_loop_goes_quietly(caplog):
+    """One model used from two ``asyncio.run`` loops (Team.ask, CLI commands): collecting the first
+    loop's connection pool must not log a failed close task (a traceback on the user's terminal)."""
+    import asyncio
+    import gc
+    import logging
+
+    caplog.set_level(logging.ERROR, logger="asyncio")
+    with FaultServer("valid") as server:
+        first = client(server)
+        asyncio.run(first.chat(MSGS, role="r"))
+
+        async def later() -> None:
+            nonlocal first
+            first = None  # the pool of the ended loop is now garbage
+            gc.collect()
+            await asyncio.sleep(0.05)
+            await client(server).chat(MSGS, role="r")
+
+        asyncio.run(later())
+        gc.collect()
+    assert not [r for r in caplog.records if r.name == "asyncio"], caplog.text
