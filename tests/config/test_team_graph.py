@@ -109,9 +109,3 @@ def test_builtin_playbook_validates():
     for team in ("triad.yaml", "triad-local.yaml"):
         spec = load_team(root / "examples" / "teams" / team)
         assert spec.playbook == "triad"
-
-
-def test_an_unreachable_answer_role_is_reported_where_it_was_named(write):
-    path = write(GOOD.replace("  - {kind: question, sender: rewriter, to: responder}\n", "") + "answer_role: responder\n")
-    found = {(i.file, i.line, i.field, i.message) for i in issues(path)}
-    assert (str(path), 9, "answer_role", "the answer role 'responder' is never reached from the question") in found
