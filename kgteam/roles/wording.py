@@ -27,7 +27,9 @@ _WORD = re.compile(r"[^\W\d_][\w'-]*")
 _NOT_GLUE = frozenset(("please", "tell", "give", "show", "find", "list", "name", "names"))
 GLUE = (STOPWORDS - _NOT_GLUE) | frozenset((
     "following", "include", "includes", "included", "including", "namely", "known", "called", "named",
-    "being", "respectively", "here"))
+    "being", "respectively", "here",
+    # words about the answer itself ("The answer: ...", "The results are ...")
+    "answer", "answers", "result", "results"))
 
 
 def _stems(texts: Iterable[str]) -> set[str]:
