@@ -79,9 +79,21 @@ class Team:
         try:
             asyncio.get_running_loop()
         except RuntimeError:
-            return asyncio.run(self.aask(question, session=session))
+            return asyncio.run(self._ask_once(question, session))
         raise RuntimeError("Team.ask() blocks, and an event loop is running here (Jupyter?): "
                            "use `await team.aask(question)` instead")
+
+    async def _ask_once(self, question: str, session: str | None) -> Answer:
+        """One question on a loop of its own: the model clients' connections are closed before the
+        loop ends (left open, the garbage collector would close them on a dead loop, noisily)."""
+        try:
+            return await self.aask(question, session=session)
+        finally:
+            for model in {id(m): m for m in (self._runner.model, *self._runner.role_models.values())}.values():
+                close = getattr(model, "aclose", None)
+                if close is not None:
+                    with contextlib.suppress(Exception):
+                        await close()
 
     async def aask(self, question: str, *, session: str | None = None) -> Answer:
         return await self._runner.ask(question, session_id=session)

@@ -9,7 +9,7 @@ from __future__ import annotations
 import time
 from typing import Any
 
-from kgteam.agents.supervisor import Supervisor
+from kgteam.agents.supervisor import ModelWait, Supervisor
 from kgteam.llm.base import ChatMessage, ChatModel, ChatReply
 from kgteam.protocols.budgets import BudgetExhausted
 from kgteam.roles.base import TraceSink
@@ -46,6 +46,8 @@ class AccountingModel:
             state.budget_stop("max_tokens", state.used.tokens)
             raise BudgetExhausted("max_tokens", limits.max_tokens, state.used.tokens)
         t0 = time.perf_counter()
+        wait = ModelWait(who, self.name, getattr(self._inner, "base_url", None))
+        state.model_waits[id(wait)] = wait
         try:
             reply = await self._inner.chat(messages, role=role, json_schema=json_schema,
                                            temperature=temperature, max_tokens=max_tokens, **kwargs)
@@ -53,6 +55,8 @@ class AccountingModel:
             self._trace.record("llm_error", role=who, error=f"{type(exc).__name__}: {exc}",
                                seconds=round(time.perf_counter() - t0, 6))
             raise
+        finally:
+            state.model_waits.pop(id(wait), None)
         seconds = reply.latency_s or (time.perf_counter() - t0)
         state.record_model_call(who, reply.prompt_tokens, reply.completion_tokens, seconds)
         self._trace.record("llm_call", role=who, model=reply.model or self.name,

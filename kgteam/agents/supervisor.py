@@ -49,6 +49,21 @@ class Delivery:
 
 
 @dataclass
+class ModelWait:
+    """A model call in flight: who asked which model, since when (to say what a timeout cut short)."""
+
+    role: str
+    model: str
+    base_url: str | None
+    started: float = field(default_factory=time.monotonic)
+    waited_s: float = 0.0  # filled in when the run's clock stops it
+
+    def describe(self) -> str:
+        where = f" at {self.base_url}" if self.base_url else ""
+        return (f"the model {self.model!r}{where} did not answer role {self.role!r} within {self.waited_s:.1f} s")
+
+
+@dataclass
 class JoinWait:
     route: Route
     target: str
@@ -76,6 +91,8 @@ class Supervisor:
         self.emitted: set[str] = set()  # ids streamed/persisted so far
         self.on_envelope = on_envelope  # streams (persists, shows) every admitted message
         self.model_name = model_name  # stamped on the answer ("none": scorers only)
+        self.model_waits: dict[int, ModelWait] = {}  # model calls in flight
+        self.stalled_on: ModelWait | None = None  # the call the run still waited on when its time ran out
         self._round: list[Delivery] = []
         self._collected: dict[str, list[Envelope]] = {}
         self._joins: dict[tuple[int, str, str], JoinWait] = {}
@@ -132,6 +149,10 @@ class Supervisor:
     def request_stop(self, reason: str, *, limit: float | None = None, used: float | None = None,
                      error: str | None = None) -> None:
         """First reason wins; in-flight role work is cancelled so the run ends promptly."""
+        if reason == "timeout_s" and self.stop is None and self.model_waits:
+            wait = min(self.model_waits.values(), key=lambda w: w.started)
+            wait.waited_s = time.monotonic() - wait.started
+            self.stalled_on = wait
         self.policy.set_stop(reason, limit=limit, used=used, error=error)
         for future in list(self.inflight):
             future.cancel()

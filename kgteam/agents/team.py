@@ -31,7 +31,7 @@ from kgteam.agents.budget_policy import StopReason
 from kgteam.agents.bus import BusTeam, RoleAgent, agent_name_for, run_bus
 from kgteam.agents.logging import quiet_by_default
 from kgteam.agents.sessions import SessionStore
-from kgteam.agents.supervisor import DEFAULT_CONCURRENCY, Delivery, Supervisor
+from kgteam.agents.supervisor import DEFAULT_CONCURRENCY, Delivery, ModelWait, Supervisor
 from kgteam.agents.trace import RunTrace
 from kgteam.llm.base import ChatModel
 from kgteam.protocols.budgets import Budgets
@@ -321,6 +321,10 @@ class TeamRunner:
             if finalizer is not None:
                 sender = finalizer
             answer.stopped_by = budget or "done"  # type: ignore[assignment]
+            if stop.reason == "timeout_s" and state.stalled_on is not None:
+                answer = _model_stalled(answer, state.stalled_on, state.budgets.timeout_s)
+                trace.record("model_stalled", role=state.stalled_on.role, model=state.stalled_on.model,
+                             base_url=state.stalled_on.base_url, waited_s=round(state.stalled_on.waited_s, 3))
         state.complete_answer(answer)
         env = Envelope(session_id=state.session_id, turn=state.turn, sender=sender, payload=answer,
                        parents=parents, step=new_id())
@@ -352,3 +356,15 @@ class TeamRunner:
         if result is not None:
             trace.record("finalized", role=name, reason=reason, status=result.status)
         return result
+
+
+def _model_stalled(answer: Answer, wait: ModelWait, limit_s: float) -> Answer:
+    """A run whose time ran out inside a model call says so: a hung model is an error, not "I don't know".
+
+    An answer the roles could still give from what they had (a grounded finalize) is kept, with the
+    stalled model named beside it.
+    """
+    note = f"{wait.describe()}; the run's time budget (timeout_s={limit_s:g} s) ran out while waiting for it"
+    if answer.status == "answered":
+        return answer.model_copy(update={"error": note})
+    return answer.model_copy(update={"text": f"No answer: {note}.", "status": "error", "error": note})

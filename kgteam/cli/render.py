@@ -9,6 +9,7 @@ from rich.panel import Panel
 from rich.table import Table
 from rich.text import Text
 
+from kgteam.llm.fencing import one_line
 from kgteam.protocols.envelope import Envelope
 from kgteam.protocols.payloads import Answer, shorten
 
@@ -64,13 +65,13 @@ def answer_renderable(answer: Answer, *, max_triples: int = 12, show_queries: bo
     parts.append(status)
     if answer.confidence is not None:
         parts.append(Text(f"confidence: {answer.confidence:.2f}", style="dim"))
-    if answer.error:
+    if answer.error and answer.error not in (answer.text or ""):  # a failed run's text already says it
         parts.append(Text(f"error: {answer.error}", style="red"))
     ev = answer.evidence
     if ev.matches:  # which question words named which relation
         parts.append(Text("reading: " + "; ".join(m.explain() for m in ev.matches), style="dim"))
     if answer.guess:
-        parts.append(Text("best guess (not stated as an answer): " + ", ".join(v.label for v in answer.guess[:5]),
+        parts.append(Text("best guess (not stated as an answer): " + ", ".join(one_line(v.label) for v in answer.guess[:5]),
                           style="yellow"))
     if ev.reasoning:  # step-by-step, citing the evidence triples below by their id (t0, t1 ...)
         parts.append(Text("reasoning:", style="dim"))
@@ -84,9 +85,10 @@ def answer_renderable(answer: Answer, *, max_triples: int = 12, show_queries: bo
         table.add_column("predicate")
         table.add_column("object")
         for n, t in enumerate(ev.triples[:max_triples]):
-            # Text, not str: labels come from the KG and may contain rich markup like "[/]" or "[draft]".
-            row = [Text(t.subject_label or t.subject), Text(t.predicate_label or t.predicate),
-                   Text(t.object_label or t.object)]
+            # Text, not str: labels come from the KG and may contain rich markup like "[/]" or "[draft]";
+            # one line each, so a label cannot draw lines of its own (a forged fence, a fake status)
+            row = [Text(one_line(t.subject_label or t.subject)), Text(one_line(t.predicate_label or t.predicate)),
+                   Text(one_line(t.object_label or t.object))]
             table.add_row(*([f"t{n}"] if ev.reasoning else []), *row)
         if len(ev.triples) > max_triples:
             table.add_row(*([""] if ev.reasoning else []), f"… {len(ev.triples) - max_triples} more", "", "")

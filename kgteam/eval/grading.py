@@ -8,6 +8,7 @@ free-text answer that names none of the gold items verbatim. Every grade records
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Literal
@@ -33,6 +34,7 @@ if TYPE_CHECKING:
     from kgteam.tools.kg_tools import KGTools
 
 GradeName = Literal["accurate", "hallucinated", "missing", "ungraded"]
+_PLACEHOLDER = re.compile(r"\{(question|reference|answer)\}")
 JUDGE_PROMPT = Path(__file__).resolve().parent.parent / "prompts" / "judge.txt"
 
 
@@ -123,11 +125,14 @@ async def judge(
     model: ChatModel, question: str, text: str, golds: Sequence[GoldAnswer], *, prompt_path: Path = JUDGE_PROMPT
 ) -> tuple[JudgeVerdict | None, int, int]:
     """Ask the LLM judge; returns (verdict or None when it never produced valid JSON, calls, tokens)."""
+    from kgteam.llm.fencing import fence
     from kgteam.llm.structured import structured_call
 
     template = prompt_path.read_text(encoding="utf-8")
-    prompt = (template.replace("{question}", question).replace("{reference}", _reference(golds))
-              .replace("{answer}", text))
+    # one pass, so a question that contains "{answer}" cannot pull the answer in twice
+    values = {"question": fence(question, tag="question"), "reference": fence(_reference(golds), tag="reference"),
+              "answer": fence(text, tag="answer")}
+    prompt = _PLACEHOLDER.sub(lambda m: values[m.group(1)], template)
     outcome = await structured_call(model, [{"role": "user", "content": prompt}], JudgeVerdict, role="judge",
                                     max_repairs=1)
     return outcome.value, outcome.attempts, outcome.prompt_tokens + outcome.completion_tokens

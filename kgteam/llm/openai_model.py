@@ -56,15 +56,20 @@ DEFAULT_BASE_URL = "https://api.openai.com/v1"
 # Statuses worth retrying: rate limits, server trouble, request timeouts and conflicts.
 TRANSIENT_STATUSES = frozenset({408, 409, 425, 429})
 LOCAL_DUMMY_KEY = "sk-no-key-needed"
+# A chat completion is a few KB; a reply far larger is a wrong endpoint or a runaway server.
+MAX_RESPONSE_BYTES = 8 * 1024 * 1024
+_TITLE = re.compile(rb"<title[^>]*>(.*?)</title>", re.IGNORECASE | re.DOTALL)
 
 
 class _Transient(Exception):
     """Internal: one failed attempt that is worth retrying (carries a ``Retry-After`` hint)."""
 
-    def __init__(self, message: str, *, status: int | None = None, retry_after_s: float | None = None):
+    def __init__(self, message: str, *, status: int | None = None, retry_after_s: float | None = None,
+                 timed_out: bool = False):
         super().__init__(message)
         self.status = status
         self.retry_after_s = retry_after_s
+        self.timed_out = timed_out
 
 
 def env_configured() -> bool:
@@ -131,6 +136,25 @@ def _server_message(exc: openai.APIStatusError) -> str:
     return (text or exc.message or "").strip()[:500]
 
 
+def _looks_like_html(response: Any) -> bool:
+    head = bytes(response.content[:512]).lstrip().lower()
+    return "html" in response.headers.get("content-type", "") or head.startswith((b"<!doctype html", b"<html"))
+
+
+def describe_body(body: bytes, content_type: str) -> str:
+    """What a non-JSON reply is, in words a user can act on ("returned an HTML page titled 'Login'")."""
+    head = bytes(body[:4096]).lstrip()
+    kind = content_type.split(";")[0].strip() or "no content-type"
+    if "html" in kind or head.lower().startswith((b"<!doctype html", b"<html")):
+        title = _TITLE.search(head)
+        named = f" titled {' '.join(title.group(1).decode(errors='replace').split())[:80]!r}" if title else ""
+        return f"returned an HTML page{named} ({kind})"
+    if not head:
+        return f"returned an empty body ({kind})"
+    snippet = " ".join(head[:80].decode(errors="replace").split())
+    return f"returned text that is not JSON ({kind}): {snippet!r}"
+
+
 def check_base_url(base_url: str) -> str:
     """``base_url`` if it is an http(s) URL with a host; otherwise a permanent ModelError at once,
     since a typo like ``notaurl`` would else be retried as a connection failure."""
@@ -174,6 +198,7 @@ class OpenAIChatModel:
         backoff_max_s: float = 20.0,
         retry_after_cap_s: float = 30.0,
         cache: bool = False,
+        max_response_bytes: int = MAX_RESPONSE_BYTES,
         extra_body: dict[str, Any] | None = None,
         name: str | None = None,
         slots: ModelSlots | None = None,
@@ -196,6 +221,7 @@ class OpenAIChatModel:
         self.backoff_initial_s = backoff_initial_s
         self.backoff_max_s = backoff_max_s
         self.retry_after_cap_s = retry_after_cap_s
+        self.max_response_bytes = max_response_bytes
         self.extra_body = dict(extra_body or {})
         self.name = name or model
         self.slots = slots  # None: the server takes every request at once
@@ -241,11 +267,15 @@ class OpenAIChatModel:
         loop = asyncio.get_running_loop()
         if self._client is None or self._client_loop is not loop:
             # An httpx pool is bound to the loop that created it; tests and CLIs may use several loops.
+            # Our own pool, not the openai client's default one: that one closes itself from __del__
+            # by scheduling a task on whatever loop runs then, which fails (and prints a traceback)
+            # when the pool was left behind by a loop that has ended.
             self._client = openai.AsyncOpenAI(
                 base_url=self.base_url,
                 api_key=self.api_key or LOCAL_DUMMY_KEY,
                 timeout=self.timeout_s,
                 max_retries=0,
+                http_client=openai.DefaultAsyncHttpxClient(timeout=self.timeout_s),
             )
             self._client_loop = loop
         return self._client
@@ -339,9 +369,11 @@ class OpenAIChatModel:
                     attempts += 1
                     completion = await self._once(kwargs)
         except _Transient as exc:
+            message = (f"the model {self.model!r} at {self.base_url} did not answer within {self.timeout_s:g} s "
+                       f"(after {attempts} attempt(s))" if exc.timed_out
+                       else f"model call failed after {attempts} attempt(s): {exc} {self._where()}")
             raise ModelError(
-                f"model call failed after {attempts} attempt(s): {exc} "
-                f"[model={self.model!r} base_url={self.base_url}]",
+                message,
                 permanent=False,
                 status=exc.status,
             ) from exc
@@ -359,22 +391,30 @@ class OpenAIChatModel:
         ceiling = min(self.backoff_max_s, self.backoff_initial_s * (2 ** (state.attempt_number - 1)))
         return ceiling / 2 + random.uniform(0, ceiling / 2)
 
+    def _where(self) -> str:
+        return f"[model={self.model!r} base_url={self.base_url}]"
+
     async def _once(self, kwargs: dict[str, Any]) -> Any:
         client = self._get_client()
         try:
-            # Hard wall-clock cap on top of httpx's per-operation timeouts.
+            # Hard wall-clock cap on top of httpx's per-operation timeouts (a slow drip never trips those).
             async with asyncio.timeout(self.timeout_s + 1.0):
-                return await client.chat.completions.create(**kwargs)
+                raw = await client.chat.completions.with_raw_response.create(**kwargs)
         except TimeoutError as exc:
-            raise _Transient(f"timed out after {self.timeout_s:g}s") from exc
+            raise _Transient(f"no answer within {self.timeout_s:g} s", timed_out=True) from exc
         except openai.APITimeoutError as exc:
-            raise _Transient(f"timed out after {self.timeout_s:g}s") from exc
+            raise _Transient(f"no answer within {self.timeout_s:g} s", timed_out=True) from exc
         except openai.APIConnectionError as exc:
             cause = exc.__cause__ or exc
-            raise _Transient(f"cannot connect to {self.base_url}: {cause}") from exc
+            # by class name: the openai client may bundle its own copy of httpx
+            if type(cause).__name__ == "ConnectError":
+                raise _Transient(f"cannot connect to the model server: {cause}") from exc
+            raise _Transient(f"the connection to the model server broke before a complete reply "
+                             f"({type(cause).__name__}: {str(cause) or 'closed or reset by the server'})") from exc
         except openai.APIStatusError as exc:
             status = exc.status_code
-            message = _server_message(exc)
+            message = describe_body(exc.response.content, exc.response.headers.get("content-type", "")) \
+                if _looks_like_html(exc.response) else _server_message(exc)
             if status in TRANSIENT_STATUSES or status >= 500:
                 raise _Transient(
                     f"HTTP {status}: {message}",
@@ -387,33 +427,45 @@ class OpenAIChatModel:
                 404: " (check base_url and model name)",
             }.get(status, "")
             raise ModelError(
-                f"model request rejected: HTTP {status}: {message}{hint} "
-                f"[model={self.model!r} base_url={self.base_url}]",
+                f"model request rejected: HTTP {status}: {message}{hint} {self._where()}",
                 permanent=True,
                 status=status,
             ) from exc
-        except openai.APIResponseValidationError as exc:
+        return self._completion(raw)
+
+    def _completion(self, raw: Any) -> Any:
+        """The parsed completion of a 2xx reply, or a ModelError that says what the server sent instead."""
+        response = raw.http_response
+        body = response.content
+        if len(body) > self.max_response_bytes:
             raise ModelError(
-                f"malformed response from the server: {exc} [model={self.model!r} base_url={self.base_url}]",
-                permanent=True,
-                status=exc.status_code,
-            ) from exc
-        except ValueError as exc:  # a 200 whose body is not JSON (a proxy page, a wrong URL ...)
-            raise ModelError(
-                f"the server's reply is not an OpenAI chat completion ({type(exc).__name__}: {exc}); "
-                f"is base_url right? [model={self.model!r} base_url={self.base_url}]",
-                permanent=True,
-            ) from exc
+                f"the model server sent a {len(body) / 1e6:.1f} MB reply, more than the "
+                f"{self.max_response_bytes / 1e6:.1f} MB a chat completion may be {self._where()}", permanent=True)
+        content_type = response.headers.get("content-type", "")
+        try:
+            data = json.loads(body)
+        except ValueError:  # a 200 that is not JSON: a proxy or login page, a wrong URL ...
+            what = describe_body(body, content_type)
+            hint = "; is base_url right (OpenAI-compatible servers end in /v1)?" if "HTML" in what else ""
+            raise ModelError(f"the model server {what} with HTTP {response.status_code}, not a JSON chat "
+                             f"completion{hint} {self._where()}", permanent=True) from None
+        if not isinstance(data, dict) or "choices" not in data:
+            keys = sorted(data)[:6] if isinstance(data, dict) else type(data).__name__
+            raise ModelError(f"the model server returned JSON that is not a chat completion (no 'choices'; "
+                             f"got {keys}) {self._where()}", permanent=True)
+        try:
+            return raw.parse()
+        except (ValueError, TypeError) as exc:
+            raise ModelError(f"the model server's chat completion could not be read ({type(exc).__name__}: "
+                             f"{str(exc)[:200]}) {self._where()}", permanent=True) from exc
 
     def _to_reply(
         self, completion: Any, sent: list[ChatMessage], latency: float, attempts: int, role: str
     ) -> ChatReply:
         choices = getattr(completion, "choices", None)
         if not choices:
-            raise ModelError(
-                f"server returned no choices [model={self.model!r} base_url={self.base_url}]",
-                permanent=True,
-            )
+            raise ModelError(f"the model server returned a chat completion with no choices {self._where()}",
+                             permanent=True)
         choice = choices[0]
         text = (choice.message.content if choice.message is not None else None) or ""
         usage = getattr(completion, "usage", None)

@@ -4,8 +4,8 @@ A template file holds a ``### system`` section and a ``### user`` section; ``{na
 placeholders are filled by :meth:`PromptTemplate.render`. A role's templates live in a
 ``prompts/`` folder of the role's own package (so a plugin role ships its prompts beside its
 code); templates shared by the package itself (the eval judge) live here. Text that comes from
-the KG, the web or the user goes through :func:`fence`, which marks it as data so an
-instruction inside a label is quoted, not obeyed.
+the KG, the web or the user goes through :func:`fence` (``kgteam.llm.fencing``), which marks it
+as data so an instruction inside a label is quoted, not obeyed.
 """
 
 from __future__ import annotations
@@ -17,10 +17,12 @@ from importlib import resources
 from string import Formatter
 
 from kgteam.llm.base import ChatMessage
+from kgteam.llm.fencing import fence, one_line
 from kgteam.protocols.errors import KgteamError
 
 _SECTION = re.compile(r"^### (system|user)\s*$", re.MULTILINE)
 PROMPT_FOLDER = "prompts"
+__all__ = ["PromptNotFound", "PromptTemplate", "fence", "load_prompt", "load_template", "one_line", "render"]
 
 
 class PromptNotFound(KgteamError, LookupError):
@@ -81,9 +83,3 @@ def load_prompt(name: str) -> dict[str, str]:
 def render(name: str, **values: object) -> list[ChatMessage]:
     """Fill one of this package's shared templates."""
     return load_template(__package__, name).render(**values)
-
-
-def fence(text: str, *, tag: str = "data") -> str:
-    """Quote untrusted text (KG labels, documents, user history) between explicit markers."""
-    cleaned = str(text).replace("<<<", "< < <").replace(">>>", "> > >")
-    return f"<<<{tag}\n{cleaned}\n{tag}>>>"

@@ -4,6 +4,7 @@ a ``BudgetExceeded`` message, and a well-formed answer (finalize's best-so-far o
 Per-branch budgets (depth, breadth, retries) prune branches; the run ends by them only when no
 branch is left. Run-wide budgets (turns, calls, tokens, time) end the run."""
 
+import asyncio
 import time
 
 import pytest
@@ -159,3 +160,37 @@ async def test_deterministic_under_budget(budget):
     a2, e2 = await ask(runner(limits[budget]))
     assert [(e.sender, e.kind, e.depth, e.branch) for e in e1] == [(e.sender, e.kind, e.depth, e.branch) for e in e2]
     assert a1.text == a2.text and a1.stopped_by == a2.stopped_by == budget
+
+
+class HangingModel:
+    """Answers its first ``answers`` calls, then never again (a model server that hangs)."""
+
+    name = "stuck-model"
+    base_url = "http://127.0.0.1:9/v1"
+
+    def __init__(self, answers: int):
+        self.answers = answers
+        self.calls = 0
+
+    async def chat(self, messages, *, role, json_schema=None, temperature=0.0, max_tokens=None):
+        from kgteam.llm.base import ChatReply
+
+        self.calls += 1
+        if self.calls > self.answers:
+            await asyncio.sleep(3600)
+        return ChatReply(text="ok", prompt_tokens=1, completion_tokens=1)
+
+
+async def test_a_run_timed_out_inside_a_model_call_is_an_error_naming_the_model():
+    answer, events = await ask(runner({"timeout_s": 0.5}, model=HangingModel(answers=0)))
+    assert_well_formed(answer, events, "timeout_s")
+    assert answer.status == "error" and "I don't know" not in answer.text
+    assert "the model 'stuck-model' at http://127.0.0.1:9/v1 did not answer role 'brancher'" in answer.error
+    assert "timeout_s=0.5 s" in answer.text
+
+
+async def test_a_finalized_answer_is_kept_when_the_model_stalls_later_with_the_stall_noted():
+    answer, events = await ask(runner({"timeout_s": 0.5}, model=HangingModel(answers=5)))
+    assert_well_formed(answer, events, "timeout_s")
+    assert answer.status == "answered" and answer.text.startswith("partial: reached depth")
+    assert "the model 'stuck-model'" in answer.error and "did not answer role 'diver'" in answer.error

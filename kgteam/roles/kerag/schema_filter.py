@@ -15,7 +15,7 @@ from typing import ClassVar, Literal
 from pydantic import BaseModel, ConfigDict, Field, create_model
 
 from kgteam.llm.no_model import model_available
-from kgteam.prompts import fence
+from kgteam.prompts import fence, one_line
 from kgteam.protocols.payloads import PlannedPath, RetrievalPlan
 from kgteam.roles.base import Role, RoleContext
 from kgteam.roles.choice import Option, options_block, produce
@@ -74,7 +74,7 @@ class SchemaFilter(Role[SchemaFilterSettings]):
         ranked = [*keep, *drop]
         offered = ranked[: self.settings.max_offered]
         ids = [f"o{i}" for i in range(1, len(offered) + 1)]
-        options = [Option(key=str(i), label=f"{p.mention}: {p.explain()}", score=p.score,
+        options = [Option(key=str(i), label=one_line(f"{p.mention}: {p.explain()}"), score=p.score,
                           detail=f"{p.count} facts" if p.count is not None else "") for i, p in enumerate(offered)]
         vote_model = create_model("FilterVote", keep=(list[Literal[tuple(ids)]], Field(default_factory=list,  # type: ignore[valid-type]
                                                                                         max_length=len(ids))),

@@ -13,7 +13,7 @@ from typing import ClassVar
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from kgteam.prompts import fence
+from kgteam.prompts import fence, one_line
 from kgteam.protocols.evidence import Evidence, EvidenceQuery, EvidenceTriple
 from kgteam.protocols.payloads import Answer, AnswerValue, Reading, Subgraph, path_confidence
 from kgteam.roles.base import Role, RoleContext
@@ -39,10 +39,11 @@ class SummarizerSettings(BaseModel):
 
 
 def _label(term: dict[str, object], labels: dict[str, str]) -> AnswerValue:
+    """An answer value as plain one-line data (a KG label cannot draw lines or fences of its own)."""
     value = str(term.get("value", ""))
     if term.get("type") == "uri":
-        return AnswerValue(label=labels.get(value) or readable_name(value), iri=value)
-    return AnswerValue(label=value)
+        return AnswerValue(label=one_line(labels.get(value) or readable_name(value)), iri=value)
+    return AnswerValue(label=one_line(value))
 
 
 def _join(names: list[str], limit: int) -> str:
@@ -142,7 +143,7 @@ class Summarizer(Role[SummarizerSettings]):
             ids = [t for t in path.triple_ids if t in set(cited)] or path.triple_ids
             for n, step in enumerate(path.steps, start=1):
                 used = [t for t in ids if triples[t].predicate == step.predicate and t in position][:3]
-                shown = "; ".join(f"t{position[t]} {triples[t].readable()}" for t in used)
+                shown = "; ".join(f"t{position[t]} {one_line(triples[t].readable())}" for t in used)
                 out.append(f"{path.mention} step {n}: {step.explain()} — {shown or 'no triple fetched'}")
         if reading.combine != "single":
             out.append(f"{'both' if reading.combine == 'and' else 'either'} paths lead to: "
@@ -156,9 +157,9 @@ class Summarizer(Role[SummarizerSettings]):
         for n, reading in enumerate(offered):
             names = [_label(a, labels).label for a in reading.answers[:5]]
             cites = " ".join(f"t{t}" for t in reading_triples(graph, reading)[:6])
-            options.append(Option(key=str(n), label=f"{self._explain(graph, reading)} -> {', '.join(names)}",
+            options.append(Option(key=str(n), label=one_line(f"{self._explain(graph, reading)} -> {', '.join(names)}"),
                                   score=reading.score, detail=f"facts {cites}"))
-        facts = "\n".join(f"t{i}: {t.readable()}" for i, t in enumerate(triples[: self.settings.max_facts]))
+        facts = "\n".join(f"t{i}: {one_line(t.readable())}" for i, t in enumerate(triples[: self.settings.max_facts]))
         res = await choose(ctx, role=self.instance_name, decision="reading", prompt=self.prompt("kerag_summarize"),
                            options=options, k=1, values={"question": fence(graph.question, tag="question"),
                                                          "facts": fence(facts, tag="facts")},

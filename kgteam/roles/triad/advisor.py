@@ -9,12 +9,11 @@ marked ``grounded=False``.
 
 from __future__ import annotations
 
-import re
 from typing import Any, ClassVar
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from kgteam.prompts import fence
+from kgteam.prompts import fence, one_line
 from kgteam.protocols.evidence import Evidence, EvidenceQuery, EvidenceTriple, RelationMatch
 from kgteam.protocols.payloads import (
     Answer,
@@ -36,6 +35,7 @@ from kgteam.roles.contract import handles
 from kgteam.roles.lineage import Lineage
 from kgteam.roles.semantic.grounding import grounded_by
 from kgteam.roles.triad.templates import Chain, TemplateError, build_query, from_query, parse_chain
+from kgteam.roles.wording import wording_problem
 from kgteam.tools.types import ToolError
 
 
@@ -61,44 +61,11 @@ class OwnAnswer(BaseModel):
     answer: str = ""
 
 
-_URL = re.compile(r"(?:https?://|www\.)\S+|\b[\w-]+\.(?:com|org|net|io|info|example|xyz|ru)\b", re.IGNORECASE)
-_NEGATION = re.compile(r"\b(?:not|never|no|none|nobody|nothing|neither|nor)\b|n't\b", re.IGNORECASE)
-_DIGITS = re.compile(r"\d+")
-_CAPWORD = re.compile(r"\b[A-Z][\w'-]*")
-_SENTENCE_START = re.compile(r"(?:^\s*|[.?!:;]\s+)$")
-
-
-def wording_problem(answer: str, listed: list[str], plain: str, question: str) -> str | None:
-    """Why a model's wording of a grounded answer may not be shown, or None.
-
-    Only the listed names may carry content: once they are removed, the rest must be glue
-    (no links, no numbers or capitalised names the question and results do not hold, no
-    negation that could contradict the KG) and not much longer than the plain list.
-    """
-    rest = answer
-    for name in sorted(listed, key=len, reverse=True):
-        rest = re.sub(re.escape(name), " ", rest, flags=re.IGNORECASE)
-    if _URL.search(rest):
-        return "the answer must not contain links"
-    known_digits = set(_DIGITS.findall(question)) | {d for n in listed for d in _DIGITS.findall(n)}
-    extra = [d for d in _DIGITS.findall(rest) if d not in known_digits]
-    if extra:
-        return f"the answer must not add numbers the results do not hold: {extra[:3]}"
-    if _NEGATION.search(rest):
-        return "state the results; do not negate or contradict them"
-    q_words = {w.lower() for w in re.findall(r"[\w'-]+", question)}
-    names = [m.group(0) for m in _CAPWORD.finditer(rest)
-             if m.group(0).lower() not in q_words and m.group(0) != "I"
-             and not _SENTENCE_START.search(rest[: m.start()])]
-    if names:
-        return f"the answer must not name anything besides the results: {names[:3]}"
-    if len(answer) > 2 * len(plain) + 100:
-        return "the answer is much longer than the results; keep it short"
-    return None
 
 
 def _join(labels: list[str], limit: int) -> str:
-    shown = labels[:limit]
+    """The plain list of answer labels, each shown as one line of data (a label is never markup)."""
+    shown = [one_line(label) for label in labels[:limit]]
     more = len(labels) - len(shown)
     text = ", ".join(shown)
     return text + (f" (and {more} more)" if more > 0 else "")
@@ -172,7 +139,9 @@ class Advisor(Role[AdvisorSettings]):
                           evidence=evidence, fallbacks=fallback_keys(getattr(ctx.trace, "events", [])))
         text = _join(names, self.settings.max_listed)
         if phrase and names:
-            text = await self._phrase(ctx, question, names, text)
+            said = [*(m.label for m in matches), *(lab for t in triples for lab in
+                                                     (t.subject_label, t.predicate_label, t.object_label))]
+            text = await self._phrase(ctx, question, names, text, [one_line(x) for x in said if x])
         return Answer(text=text, values=answer_values, status="answered",
                       grounded=grounded_by(triples, answer_values, matches), confidence=confidence,
                       evidence=evidence, fallbacks=fallback_keys(getattr(ctx.trace, "events", [])))
@@ -190,20 +159,25 @@ class Advisor(Role[AdvisorSettings]):
             return [], None
         return list(path.steps), paths.confidence_of(key)
 
-    async def _phrase(self, ctx: RoleContext, question: str, names: list[str], plain: str) -> str:
-        listed = names[: self.settings.max_listed]
+    async def _phrase(self, ctx: RoleContext, question: str, names: list[str], plain: str,
+                      evidence: list[str]) -> str:
+        """The model's sentence when it says the values and nothing else; else the plain list (traced)."""
+        listed = [one_line(n) for n in names[: self.settings.max_listed]]
 
         def validate(out: PhrasedAnswer) -> str | None:
             missing = [n for n in listed if n.lower() not in out.answer.lower()]
             if missing:
                 return f"the answer must name every result; missing: {missing[:5]}"
-            return wording_problem(out.answer, listed, _join(listed, len(listed)), question)
+            return wording_problem(out.answer, listed, _join(listed, len(listed)), question, evidence)
 
         res = await produce(ctx, role=self.instance_name, decision="answer", prompt=self.prompt("advisor_answer"),
                             output=PhrasedAnswer, values={"question": fence(question, tag="question"),
                                                           "results": fence("\n".join(listed), tag="results")},
                             validate=validate, fallback=lambda: PhrasedAnswer(answer=plain),
                             max_repairs=self.settings.max_repairs)
+        if res.source == "fallback" and res.errors:
+            ctx.trace.record("answer_rebuilt", role=self.instance_name, reason=res.errors[-1],
+                             rejected=[r[:300] for r in res.errors], shown=plain)
         text = res.value.answer
         if len(names) > len(listed):
             text += f" (and {len(names) - len(listed)} more)"
