@@ -26,7 +26,7 @@ _ALLOWED_NODES = frozenset({
     "SelectQuery", "AskQuery", "ConstructQuery", "DescribeQuery", "DatasetClause",
     "BGP", "Join", "LeftJoin", "Filter", "Union", "Minus", "Graph", "Extend", "Group", "AggregateJoin",
     "ToMultiSet", "values", "Project", "Distinct", "Reduced", "Slice", "OrderBy", "OrderCondition",
-    "GroupGraphPatternSub", "TriplesBlock", "InversePath",
+    "GroupGraphPatternSub", "TriplesBlock", "InversePath", "TrueFilter",
     "ConditionalOrExpression", "ConditionalAndExpression", "RelationalExpression", "AdditiveExpression",
     "MultiplicativeExpression", "UnaryNot", "UnaryMinus", "UnaryPlus", "Function",
 })
@@ -59,7 +59,8 @@ def parse_read_only(text: str) -> ParsedQuery:
         except ParseBaseException as e:
             raise ToolError(f"SPARQL syntax error: {e}") from None
         except RecursionError:
-            raise UnsafeQueryError("the query is nested too deeply to be checked") from None
+            raise UnsafeQueryError("the query is too deeply nested or too long for the guard to check; "
+                                   "split it into smaller queries") from None
         except Exception as e:  # noqa: BLE001 - any failure to read it means we cannot vouch for it
             raise ToolError(f"SPARQL could not be checked ({type(e).__name__}: {str(e)[:200]}); "
                             "run_sparql accepts plain SPARQL 1.1 queries") from None

@@ -3,10 +3,13 @@ and safe builders for IRIs and literals.
 
 In order, before anything runs:
 
-1. **Bounds.** Size in UTF-8 bytes, then bracket nesting depth: a query of ~2,000 nested ``{``
-   crashes Oxigraph's parser and would exhaust a recursive-descent one, so neither parser sees it.
+1. **Bounds.** Size in UTF-8 bytes, then tokens (all, and inside expressions) and bracket nesting
+   depth: a query of ~2,000 nested ``{`` crashes Oxigraph's parser and would exhaust a
+   recursive-descent one, and rdflib's parser spends up to ~1 ms per token (most inside
+   expressions), so neither parser ever sees a bomb and the check stays well under a second.
 2. **Canonical text.** Codepoint escapes (``\\u0041``) are decoded where Oxigraph decodes them — in
-   strings and IRIs — and nowhere else (a backslash anywhere else is refused). A decoded quote or
+   strings and IRIs — and nowhere else (a backslash anywhere else, even a prefixed name's ``\\-``
+   escape, which rdflib reads differently, is refused). A decoded quote or
    backslash inside a string is written back as its two-character escape, so a literal holding
    ``\\u0022`` means what it says and no string can end somewhere unexpected. Comments are dropped.
    The canonical text is what both parsers read and what executes: none of them sees an escape.
@@ -32,6 +35,8 @@ from kgteam.tools.types import ToolError, UnsafeQueryError
 __all__ = [
     "FORBIDDEN_KEYWORDS",
     "MAX_NESTING",
+    "MAX_EXPRESSION_TOKENS",
+    "MAX_TOKENS",
     "MAX_QUERY_BYTES",
     "GuardedQuery",
     "analyse_query",
@@ -44,6 +49,8 @@ __all__ = [
 
 MAX_QUERY_BYTES = 64 * 1024  # far above any honest query; rdflib parses this much in well under a second
 MAX_NESTING = 32  # brackets of any kind, nested; honest queries stay under ~12
+MAX_TOKENS = 1000  # e.g. a VALUES list of ~950 IRIs; honest queries use < 200
+MAX_EXPRESSION_TOKENS = 300  # inside (...) outside VALUES data: FILTER/BIND/IN lists, function arguments
 FORBIDDEN_KEYWORDS = frozenset(
     {"INSERT", "DELETE", "LOAD", "CLEAR", "CREATE", "DROP", "COPY", "MOVE", "ADD", "SERVICE", "WITH", "USING"}
 )
@@ -113,6 +120,36 @@ def _check_size(query: str) -> None:
         raise UnsafeQueryError(f"query too large: {size} bytes (the limit is {MAX_QUERY_BYTES} bytes)")
 
 
+def _check_length(toks: list[_Token]) -> None:
+    if len(toks) > MAX_TOKENS:
+        raise UnsafeQueryError(f"query too long: {len(toks)} tokens (the limit is {MAX_TOKENS}); "
+                               "split it into smaller queries")
+    in_expression = 0
+    parens = 0
+    values_depth: int | None = None  # brace depth of a VALUES data block being skipped
+    after_values = False
+    for t in toks:
+        if values_depth is not None:
+            if t.text == "}" and t.depth == values_depth + 1:
+                values_depth = None
+            continue
+        if t.kind == "word" and t.text.upper() == "VALUES":
+            after_values = True
+            continue
+        if after_values and t.text == "{":
+            values_depth, after_values = t.depth, False
+            continue
+        if t.text == "(" and t.kind == "punct":
+            parens += 1
+        elif t.text == ")" and t.kind == "punct":
+            parens = max(0, parens - 1)
+        if parens and not after_values:
+            in_expression += 1
+    if in_expression > MAX_EXPRESSION_TOKENS:
+        raise UnsafeQueryError(f"expressions too long: {in_expression} tokens inside (...) (the limit is "
+                               f"{MAX_EXPRESSION_TOKENS}); split the query or use VALUES for long lists")
+
+
 def _check_nesting(toks: list[_Token]) -> None:
     depth = deepest = 0
     for t in toks:
@@ -151,7 +188,6 @@ _STRING_ESCAPE = re.compile(_CODEPOINT + r"|\\(.)", re.DOTALL)
 _ECHARS = "tbnrf\"'\\"
 _REESCAPE = {'"': '\\"', "'": "\\'", "\\": "\\\\", "\n": "\\n", "\r": "\\r"}
 _IRI_FORBIDDEN = re.compile(r'[<>"{}|^`\\\x00-\x20]')
-_PN_LOCAL_ESC = re.compile(r"\\[_~.\-!$&'()*+,;=/?#@%]")
 
 
 def _codepoint(m: re.Match[str]) -> str:
@@ -195,7 +231,10 @@ def _canonical_text(query: str) -> str:
             text = _canonical_string(text)
         elif kind == "iri":
             text = _canonical_iri(text)
-        elif "\\" in text and not (kind == "pname" and not _PN_LOCAL_ESC.sub("", text).count("\\")):
+        elif "\\" in text and kind == "pname":
+            raise UnsafeQueryError(f"escapes in prefixed names ({text[:100]!r}) are not supported: write the "
+                                   "full IRI in <...> instead")
+        elif "\\" in text:
             near = query[m.start() : m.start() + 24]
             hint = ""
             with contextlib.suppress(ToolError):
@@ -276,6 +315,7 @@ def analyse_query(query: str, limit: int | None) -> GuardedQuery:
         raise UnsafeQueryError("query contains a NUL character")
     canonical = _canonical_text(query)
     toks = _tokens(canonical)
+    _check_length(toks)
     _check_nesting(toks)
     _scan(toks)
     guarded = _with_limit(canonical, toks, limit)
