@@ -14,6 +14,7 @@ import asyncio
 import functools
 import math
 import threading
+import time
 from collections import defaultdict
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Annotated, Any, Literal
@@ -452,19 +453,28 @@ class KGTools:
         # a model may ask for less time than the KG allows, never more
         timeout = self.default_timeout_s if timeout_s is None else max(0.1, min(float(timeout_s),
                                                                                 self.default_timeout_s))
-        guarded = await asyncio.to_thread(analyse_query, query, cap + 1)  # parses, never evaluates
+        started = time.monotonic()
+        try:  # the check parses, never evaluates; bounded to well under a second, it counts against the timeout
+            guarded = await asyncio.wait_for(asyncio.to_thread(analyse_query, query, cap + 1), timeout)
+        except TimeoutError:
+            raise ToolError(f"query timed out after {timeout:g}s (while checking it)") from None
+        remaining = max(0.1, timeout - (time.monotonic() - started))
         cancel = threading.Event()
         # Stores that can stop a runaway query (embedded Oxigraph: a killable worker) do so here.
         untrusted = getattr(self.store, "query_untrusted", None)
         call = (functools.partial(untrusted, cancel=cancel) if untrusted is not None else self.store.query)
         try:
             return await asyncio.wait_for(
-                asyncio.to_thread(call, guarded.text, timeout_s=timeout, max_rows=cap,
+                asyncio.to_thread(call, guarded.text, timeout_s=remaining, max_rows=cap,
                                   max_bytes=self.max_result_bytes),
-                timeout + _GRACE_S,
+                remaining + _GRACE_S,
             )
         except TimeoutError:
             raise ToolError(f"query timed out after {timeout:g}s") from None
+        except ToolError as exc:  # the store counts what was left after the check; the caller asked for `timeout`
+            if str(exc).startswith("query timed out"):
+                raise ToolError(f"query timed out after {timeout:g}s (stopped)") from None
+            raise
         finally:
             cancel.set()  # cancelled or timed out: the worker still running the query is stopped
 

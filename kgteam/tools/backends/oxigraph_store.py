@@ -89,7 +89,7 @@ def _cap_memory(megabytes: int) -> None:
 
 
 def _sandbox_main(read_fd: int, write_fd: int, path: str, union: bool, identity: str = "",
-                  memory_mb: int = WORKER_MEMORY_MB) -> None:
+                  memory_mb: int = WORKER_MEMORY_MB, isolate: bool = True) -> None:
     """Worker process: answer (sparql, max_rows, max_bytes) requests until the pipe closes.
 
     Refuses to serve a store other than the parent's: checked before and after opening, so a
@@ -97,7 +97,7 @@ def _sandbox_main(read_fd: int, write_fd: int, path: str, union: bool, identity:
     """
     rx = Connection(read_fd, writable=False)
     tx = Connection(write_fd, readable=False)
-    isolated = _leave_network()  # before opening the store: RocksDB starts threads, unshare wants none
+    isolated = isolate and _leave_network()  # before opening the store: RocksDB starts threads, unshare wants none
     _cap_memory(memory_mb)
     try:
         before = store_identity(path)
@@ -134,7 +134,7 @@ class _Worker:
     ``__main__`` (a user's script) in the worker.
     """
 
-    def __init__(self, path: str, union: bool, identity: str, memory_mb: int) -> None:
+    def __init__(self, path: str, union: bool, identity: str, memory_mb: int, isolate: bool) -> None:
         to_child_r, self._to_child_w = os.pipe()
         self._from_child_r, from_child_w = os.pipe()
         # what the engine prints as it dies ("memory allocation of N bytes failed") is the cause to
@@ -142,7 +142,7 @@ class _Worker:
         self.stderr = tempfile.TemporaryFile()  # noqa: SIM115 - lives as long as the worker, closed in kill()
         self.proc = subprocess.Popen(
             [sys.executable, "-m", __name__, str(to_child_r), str(from_child_w), path, "1" if union else "0",
-             identity, str(memory_mb)],
+             identity, str(memory_mb), "1" if isolate else "0"],
             pass_fds=(to_child_r, from_child_w), stdin=subprocess.DEVNULL, stderr=self.stderr,
             env={**os.environ, "RUST_BACKTRACE": "0"},
         )
@@ -184,8 +184,9 @@ class _Worker:
 class _SandboxPool:
     """A few long-lived worker processes; a worker that overruns its deadline is killed and replaced."""
 
-    def __init__(self, path: str, union: bool, size: int, identity: str, memory_mb: int) -> None:
+    def __init__(self, path: str, union: bool, size: int, identity: str, memory_mb: int, isolate: bool) -> None:
         self._path, self._union, self._identity, self._memory_mb = path, union, identity, memory_mb
+        self._isolate = isolate
         self.isolated: bool | None = None  # whether the last worker started got its own network namespace
         self._idle: queue.Queue[_Worker | None] = queue.Queue()
         for _ in range(size):
@@ -235,7 +236,7 @@ class _SandboxPool:
         return payload
 
     def _start(self) -> _Worker:
-        worker = _Worker(self._path, self._union, self._identity, self._memory_mb)
+        worker = _Worker(self._path, self._union, self._identity, self._memory_mb, self._isolate)
         with self._lock:
             self._all.add(worker)
         # Start-up (imports, opening the store) does not count against the query deadline.
@@ -263,7 +264,12 @@ class _SandboxPool:
 
 
 class OxigraphStore:
-    """:class:`~kgteam.tools.backends.base.TripleStore` over a pyoxigraph ``Store``."""
+    """:class:`~kgteam.tools.backends.base.TripleStore` over a pyoxigraph ``Store``.
+
+    ``worker_memory_mb`` caps the ``query_untrusted`` worker's data segment (0: no cap);
+    ``isolate_network=False`` leaves the worker on the network (tests use it to watch the guard
+    alone, without this second wall behind it).
+    """
 
     name = "oxigraph"
 
@@ -275,6 +281,7 @@ class OxigraphStore:
         union_default_graph: bool = False,
         sandbox_workers: int = 1,
         worker_memory_mb: int = WORKER_MEMORY_MB,
+        isolate_network: bool = True,
     ) -> None:
         if isinstance(path_or_store, pyoxigraph.Store):
             self._store = path_or_store
@@ -295,7 +302,7 @@ class OxigraphStore:
         if self.path is not None and read_only and sandbox_workers > 0:
             # workers start lazily (and restart after a killed query): they must open *this* store
             self._sandbox = _SandboxPool(str(self.path), union_default_graph, sandbox_workers, self._identity,
-                                         worker_memory_mb)
+                                         worker_memory_mb, isolate_network)
 
     @property
     def store(self) -> pyoxigraph.Store:
@@ -391,4 +398,5 @@ if __name__ == "__main__":  # the run_sparql worker process (see _Worker)
     # question and kills its workers); a worker printing a KeyboardInterrupt traceback helps no one
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     _sandbox_main(int(sys.argv[1]), int(sys.argv[2]), sys.argv[3], sys.argv[4] == "1",
-                  sys.argv[5] if len(sys.argv) > 5 else "", int(sys.argv[6]) if len(sys.argv) > 6 else WORKER_MEMORY_MB)
+                  sys.argv[5] if len(sys.argv) > 5 else "", int(sys.argv[6]) if len(sys.argv) > 6 else WORKER_MEMORY_MB,
+                  sys.argv[7] != "0" if len(sys.argv) > 7 else True)
