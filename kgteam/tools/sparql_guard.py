@@ -18,6 +18,8 @@ In order, before anything runs:
 4. **Parse, never evaluate** (:mod:`sparql_allowlist`): rdflib's SPARQL 1.1 parser builds the
    algebra; only read-only nodes without SERVICE pass. Its form and top-level LIMIT must match
    what the scan found, or the query is refused. Oxigraph parses the same text when it executes.
+   The verdict is kept per *shape* (the text with IRI and string contents blanked, see
+   :func:`query_shape_key`), so queries that differ only in IRIs are parsed once.
 
 The LIMIT the caller asks for is added or lowered before step 4, so the parsed text is the text
 that runs.
@@ -27,9 +29,11 @@ from __future__ import annotations
 
 import contextlib
 import re
+import threading
+from collections import OrderedDict
 from dataclasses import dataclass
 
-from kgteam.tools.sparql_allowlist import parse_read_only
+from kgteam.tools.sparql_allowlist import ParsedQuery, parse_read_only
 from kgteam.tools.types import ToolError, UnsafeQueryError
 
 __all__ = [
@@ -42,6 +46,7 @@ __all__ = [
     "analyse_query",
     "guard_query",
     "query_shape",
+    "query_shape_key",
     "set_limit_offset",
     "sparql_iri",
     "sparql_literal",
@@ -319,7 +324,7 @@ def analyse_query(query: str, limit: int | None) -> GuardedQuery:
     _check_length(toks)
     _scan(toks)
     guarded = _with_limit(canonical, toks, limit)
-    parsed = parse_read_only(guarded.text)
+    parsed = _parse_by_shape(guarded.text)
     # rdflib drops the modifiers of a DESCRIBE without WHERE (one solution: nothing to cut)
     modifiers_read = not (parsed.form == "DESCRIBE" and parsed.limit is None)
     if parsed.form != guarded.form or modifiers_read and (
@@ -329,6 +334,53 @@ def analyse_query(query: str, limit: int | None) -> GuardedQuery:
                                f"({guarded.form} LIMIT {guarded.limit} vs {parsed.form} LIMIT {parsed.limit}); "
                                "rewrite it plainly")
     return guarded
+
+
+# ----------------------------------------------------------------------------- verdicts by shape
+
+_SHAPES_KEPT = 4096
+_shapes: OrderedDict[str, ParsedQuery] = OrderedDict()
+_shapes_lock = threading.Lock()
+
+
+def query_shape_key(text: str) -> str:
+    """``text`` with the contents of IRIs and strings blanked (an IRI called as a function is kept).
+
+    IRIREF and string literals are single terminals of the grammar: swapping one for another of
+    the same kind cannot change how a query parses. Roles send dozens of queries per question that
+    differ only in IRIs (~10 ms of parsing each), so the parser's verdict is kept per shape.
+    """
+    toks = _tokens(text)
+    out: list[str] = []
+    pos = 0
+    for i, t in enumerate(toks):
+        called = i + 1 < len(toks) and toks[i + 1].text == "("
+        if t.kind == "iri" and not called:
+            blank = "<>"
+        elif t.kind == "string":
+            quote = t.text[:3] if t.text[:3] in ("'''", '"""') else t.text[0]
+            blank = quote + quote
+        else:
+            continue
+        out.append(text[pos : t.start] + blank)
+        pos = t.end
+    out.append(text[pos:])
+    return "".join(out)
+
+
+def _parse_by_shape(text: str) -> ParsedQuery:
+    """The parser's verdict on ``text``, parsed once per shape (refusals are never kept)."""
+    key = query_shape_key(text)
+    with _shapes_lock:
+        if key in _shapes:
+            _shapes.move_to_end(key)
+            return _shapes[key]
+    parsed = parse_read_only(text)
+    with _shapes_lock:
+        _shapes[key] = parsed
+        while len(_shapes) > _SHAPES_KEPT:
+            _shapes.popitem(last=False)
+    return parsed
 
 
 def guard_query(query: str, limit: int | None) -> str:

@@ -8,6 +8,7 @@ import pytest
 from kgteam.tools.sparql_guard import (
     analyse_query,
     guard_query,
+    query_shape_key,
     set_limit_offset,
     sparql_iri,
     sparql_literal,
@@ -272,6 +273,7 @@ def no_parser(monkeypatch):
     def refuse(text: str):
         raise AssertionError("the parser was reached")
 
+    guard._shapes.clear()
     monkeypatch.setattr(guard, "parse_read_only", refuse)
 
 
@@ -343,9 +345,11 @@ def test_scanner_and_parser_must_agree(monkeypatch) -> None:
     import kgteam.tools.sparql_guard as guard
     from kgteam.tools.sparql_allowlist import ParsedQuery
 
+    guard._shapes.clear()
     monkeypatch.setattr(guard, "parse_read_only", lambda text: ParsedQuery("SELECT", None, None))
     with pytest.raises(UnsafeQueryError, match="reads differently"):
         analyse_query("SELECT * WHERE { ?s ?p ?o }", 10)  # the guard added LIMIT 10; "the parser" saw none
+    guard._shapes.clear()
     monkeypatch.setattr(guard, "parse_read_only", lambda text: ParsedQuery("CONSTRUCT", 10, 0))
     with pytest.raises(UnsafeQueryError, match="reads differently"):
         analyse_query("SELECT * WHERE { ?s ?p ?o }", 10)
@@ -361,3 +365,30 @@ def test_only_builtins_and_xsd_casts_are_callable(query: str) -> None:
         analyse_query(query, 10)
     assert analyse_query("PREFIX xsd: <http://www.w3.org/2001/XMLSchema#> SELECT (xsd:integer(\"1\") AS ?x) "
                          "WHERE { }", 10).form == "SELECT"
+
+
+def test_the_parser_verdict_is_kept_per_shape_never_across_shapes(monkeypatch) -> None:
+    import kgteam.tools.sparql_guard as guard
+
+    parsed: list[str] = []
+    real = guard.parse_read_only
+
+    def counting(text: str):
+        parsed.append(text)
+        return real(text)
+
+    guard._shapes.clear()
+    monkeypatch.setattr(guard, "parse_read_only", counting)
+    for i in range(5):  # what roles send: one template, other IRIs and literals
+        analyse_query(f'SELECT ?x WHERE {{ ?x <http://e/p{i}> <http://e/o{i}> ; <http://e/l> "name {i}" }}', 10)
+    assert len(parsed) == 1
+    analyse_query("SELECT ?x WHERE { ?x <http://e/p> ?o . ?o <http://e/q> ?x }", 10)  # another shape
+    assert len(parsed) == 2
+    xsd = "http://www.w3.org/2001/XMLSchema#integer"
+    analyse_query(f'SELECT ?x WHERE {{ BIND(<{xsd}>("1") AS ?x) }}', 10)
+    with pytest.raises(ToolError, match="unknown function"):  # a called IRI is part of the shape
+        analyse_query('SELECT ?x WHERE { BIND(<http://ex/f>("1") AS ?x) }', 10)
+    with pytest.raises(UnsafeQueryError, match="SERVICE"):  # refusals are never kept as shapes
+        analyse_query("SELECT * WHERE { SERVICE <http://e/s> { ?s ?p ?o } }", 10)
+    assert query_shape_key('SELECT * WHERE { ?s <http://a> "x" . ?s <http://b> """y""" }') == (
+        'SELECT * WHERE { ?s <> "" . ?s <> """""" }')
