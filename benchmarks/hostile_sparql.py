@@ -29,8 +29,8 @@ sys.path.insert(0, str(ROOT / "tests" / "tools"))  # the corpus runner shared wi
 
 from hostile_corpus import Listener, build_store, load_corpus, run_corpus  # noqa: E402
 
-from kgteam.tools.backends.oxigraph_store import OxigraphStore  # noqa: E402
 from kgteam.tools import sparql_guard  # noqa: E402
+from kgteam.tools.backends.oxigraph_store import OxigraphStore  # noqa: E402
 from kgteam.tools.sparql_guard import analyse_query  # noqa: E402
 from kgteam.tools.types import ToolError  # noqa: E402
 
