@@ -176,7 +176,7 @@ def open_kg_tools(kg: KGSpec, stack: contextlib.ExitStack, home: Path | None = N
         extra = {"lexicon": _lexicon(kg.lexicon)} if kg.lexicon else {}
         try:
             return KGTools.from_kg(graph, embedder=embedder, default_timeout_s=kg.timeout_s, max_rows=kg.max_rows,
-                                   **extra)
+                                   max_result_bytes=kg.max_result_bytes, **extra)
         except LexiconError as exc:
             raise TeamBuildError(f"kg: {exc}") from exc
     store = _construct(store_call(kg))
@@ -185,7 +185,8 @@ def open_kg_tools(kg: KGSpec, stack: contextlib.ExitStack, home: Path | None = N
     labels = _open_labels(kg)
     _close_later(stack, labels)
     _check_protocol(labels, LabelIndex, "kg.labels.backend", kg.labels.backend if kg.labels else "?")
-    return KGTools(store, labels, default_timeout_s=kg.timeout_s, max_rows=kg.max_rows, embedder=embedder,
+    return KGTools(store, labels, default_timeout_s=kg.timeout_s, max_rows=kg.max_rows,
+                   max_result_bytes=kg.max_result_bytes, embedder=embedder,
                    lexicon=_lexicon(kg.lexicon) if kg.lexicon else None)
 
 

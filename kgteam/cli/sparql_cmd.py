@@ -48,7 +48,8 @@ def sparql(
     if as_json:
         rows = [{k: v.model_dump(exclude_none=True) for k, v in row.items()} for row in result.rows]
         typer.echo(json.dumps({"query": result.query, "variables": result.variables, "rows": rows,
-                               "boolean": result.boolean, "truncated": result.truncated}, indent=1))
+                               "boolean": result.boolean, "truncated": result.truncated,
+                               "truncated_by": result.truncated_by}, indent=1))
         return
     if result.boolean is not None:
         typer.echo("true" if result.boolean else "false")
@@ -59,7 +60,10 @@ def sparql(
     for row in result.rows:
         table.add_row(*(Text(row[v].value) if v in row else Text("") for v in result.variables))  # KG text, not markup
     Console().print(table)
-    more = " (cut at the row cap: --limit)" if result.truncated else ""
+    more = ""
+    if result.truncated:
+        more = (f" (cut at the {tools.max_result_bytes}-byte result cap)" if result.truncated_by == "bytes"
+                else " (cut at the row cap: --limit)")
     typer.echo(f"{len(result.rows)} rows in {result.elapsed_s:.3f}s{more}")
 
 

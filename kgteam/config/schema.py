@@ -128,6 +128,7 @@ class KGSpec(_Strict):
     labels: LabelsSpec | None = None
     timeout_s: float = Field(10.0, gt=0, description="per-query timeout for the KG tools")
     max_rows: int = Field(10_000, gt=0)
+    max_result_bytes: int = Field(2 * 1024 * 1024, gt=0, description="run_sparql result cap in bytes of values")
     embedder: EmbedderSpec = Field(default_factory=EmbedderSpec, description="text embedder (default: embedded "
                                    "WordLlama)")
     lexicon: str | None = Field(None, description="a lexicon.json of words for the KG's relations (default: the "

@@ -3,19 +3,23 @@
 Every tool is async and runs the blocking backend in a worker thread, so one asyncio process
 serves many sessions. Every value that reaches SPARQL goes through :mod:`sparql_guard`
 builders (IRIs checked, literals escaped); user SPARQL goes through the guard (read-only,
-LIMIT, timeout, row cap). Neighbour lists are sorted in Python (not by a backend ORDER BY) so every
+LIMIT, timeout, row and byte caps), and both the guard's parse and the execution run off the
+event loop. Neighbour lists are sorted in Python (not by a backend ORDER BY) so every
 backend returns the same list.
 """
 
 from __future__ import annotations
 
 import asyncio
+import functools
 import math
+import threading
+import time
 from collections import defaultdict
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Annotated, Any, Literal
 
-from pydantic import Field
+from pydantic import Field, create_model
 
 from kgteam.tools.backends.base import LabelIndex, TripleStore
 from kgteam.tools.backends.rdf_terms import XSD_STRING, canonical_datatype, term_sort_key
@@ -23,8 +27,9 @@ from kgteam.tools.embedding.base import Embedder, EmbeddingError
 from kgteam.tools.fusion import reciprocal_rank_fusion
 from kgteam.tools.iri import readable_name
 from kgteam.tools.lexicon import Lexicon, read_lexicon
-from kgteam.tools.sparql_guard import analyse_query, check_iri, sparql_iri
-from kgteam.tools.toolbox import Toolbox
+from kgteam.tools.result_cap import MAX_RESULT_BYTES
+from kgteam.tools.sparql_guard import MAX_QUERY_BYTES, analyse_query, check_iri, sparql_iri
+from kgteam.tools.toolbox import Tool, Toolbox
 from kgteam.tools.types import (
     EntitySchema,
     LabelHit,
@@ -50,7 +55,7 @@ LABEL_PREDICATES = frozenset({RDFS_LABEL, SKOS_ALT})
 DESCRIPTION_PREDICATES = ("http://www.w3.org/2000/01/rdf-schema#comment", "http://schema.org/description")
 
 Direction = Literal["out", "in", "both"]
-MAX_QUERY_CHARS = 100_000
+MAX_QUERY_CHARS = MAX_QUERY_BYTES  # the guard counts UTF-8 bytes; a character is at least one
 SearchText = Annotated[str, Field(min_length=1, max_length=1000, description="a name or alias to look up")]
 SearchK = Annotated[int, Field(ge=1, le=1000, description="how many matches to return")]
 IriArg = Annotated[str, Field(min_length=1, description="absolute IRI of an entity, e.g. from search_entities")]
@@ -76,6 +81,7 @@ class KGTools:
         *,
         default_timeout_s: float = 10.0,
         max_rows: int = 10_000,
+        max_result_bytes: int = MAX_RESULT_BYTES,
         edge_fetch: int = 0,
         embedder: Embedder | None = None,
         vectors: KGVectors | None = None,
@@ -95,6 +101,7 @@ class KGTools:
         self._has_types: bool | None = None  # does the KG use rdf:type at all (checked once)
         self.default_timeout_s = default_timeout_s
         self.max_rows = max_rows
+        self.max_result_bytes = max_result_bytes
 
     @classmethod
     def from_kg(cls, kg: KnowledgeGraph, *, embedder: Embedder | None = _DEFAULT_EMBEDDER, **kwargs: Any) -> KGTools:
@@ -434,28 +441,62 @@ class KGTools:
 
         Updates, LOAD and SERVICE are refused; LIMIT is added or lowered; timeout and row cap apply.
         """
-        if limit is not None and (isinstance(limit, bool) or not isinstance(limit, int)):
-            raise ToolError(f"limit must be an integer, not {limit!r}")
+        if not isinstance(query, str):
+            raise ToolError(f"query must be a string, not {type(query).__name__}")
+        if limit is not None and (isinstance(limit, bool) or not isinstance(limit, int) or limit < 1):
+            raise ToolError(f"limit must be a positive integer (at most {self.max_rows}), not {limit!r}")
         if timeout_s is not None and (isinstance(timeout_s, bool) or not isinstance(timeout_s, int | float)
                                       or not math.isfinite(timeout_s) or timeout_s <= 0):
-            raise ToolError(f"timeout_s must be a positive number of seconds, not {timeout_s!r}")
-        cap = self.max_rows if limit is None else max(1, min(limit, self.max_rows))
+            raise ToolError(f"timeout_s must be a positive number of seconds (at most {self.default_timeout_s:g}), "
+                            f"not {timeout_s!r}")
+        cap = self.max_rows if limit is None else min(limit, self.max_rows)
+        # a model may ask for less time than the KG allows, never more
         timeout = self.default_timeout_s if timeout_s is None else max(0.1, min(float(timeout_s),
                                                                                 self.default_timeout_s))
-        guarded = analyse_query(query, cap + 1)
+        started = time.monotonic()
+        try:  # the check parses, never evaluates; bounded to well under a second, it counts against the timeout
+            guarded = await asyncio.wait_for(asyncio.to_thread(analyse_query, query, cap + 1), timeout)
+        except TimeoutError:
+            raise ToolError(f"query timed out after {timeout:g}s (while checking it)") from None
+        remaining = max(0.1, timeout - (time.monotonic() - started))
+        cancel = threading.Event()
         # Stores that can stop a runaway query (embedded Oxigraph: a killable worker) do so here.
-        run = getattr(self.store, "query_untrusted", self.store.query)
+        untrusted = getattr(self.store, "query_untrusted", None)
+        call = (functools.partial(untrusted, cancel=cancel) if untrusted is not None else self.store.query)
         try:
             return await asyncio.wait_for(
-                asyncio.to_thread(run, guarded.text, timeout_s=timeout, max_rows=cap), timeout + _GRACE_S
+                asyncio.to_thread(call, guarded.text, timeout_s=remaining, max_rows=cap,
+                                  max_bytes=self.max_result_bytes),
+                remaining + _GRACE_S,
             )
         except TimeoutError:
             raise ToolError(f"query timed out after {timeout:g}s") from None
+        except ToolError as exc:  # the store counts what was left after the check; the caller asked for `timeout`
+            if str(exc).startswith("query timed out"):
+                raise ToolError(f"query timed out after {timeout:g}s (stopped)") from None
+            raise
+        finally:
+            cancel.set()  # cancelled or timed out: the worker still running the query is stopped
+
+    def _run_sparql_tool(self, tool: Tool) -> Tool:
+        """``run_sparql`` as offered to a model: its schema states this KG's timeout and row cap."""
+        t, rows = self.default_timeout_s, self.max_rows
+        arguments = create_model(
+            "run_sparql_arguments", __base__=tool.arguments,
+            limit=(Annotated[int | None, Field(ge=1, description=f"row cap, at most {rows} (the KG's cap)",
+                                               json_schema_extra={"maximum": rows})], None),
+            timeout_s=(Annotated[float | None, Field(gt=0, allow_inf_nan=False, description=(
+                f"seconds, at most {t:g} (the KG's per-query timeout; a longer ask is cut to it)"),
+                json_schema_extra={"maximum": t})], None),
+        )
+        return Tool(tool.name, tool.description, tool.fn, arguments, tool.hook)
 
     # ------------------------------------------------------------------ as named tools
     def toolbox(self) -> Toolbox:
         """These tools by name (what a team built without plugins offers its roles)."""
-        return Toolbox.from_callables({name: getattr(type(self), name) for name in TOOL_NAMES}, [self])
+        box = Toolbox.from_callables({name: getattr(type(self), name) for name in TOOL_NAMES}, [self])
+        return Toolbox({name: self._run_sparql_tool(tool) if name == "run_sparql" else tool
+                        for name, tool in box.items()})
 
 
 def _values_chunks(iris: list[str]) -> list[str]:

@@ -1,55 +1,76 @@
-"""Read-only SPARQL by construction: scan, parse, cap; and safe builders for IRIs and literals.
+"""Read-only SPARQL by construction: bound, canonicalise, scan, parse (never evaluate), cap;
+and safe builders for IRIs and literals.
 
-Why a token scan *and* a parse: pyoxigraph exposes no parse-only entry point, so syntax is
-checked by preparing the query against an empty in-memory store (parsing happens before any
-evaluation; the empty store makes evaluation free). That store would happily call out for a
-``SERVICE`` clause, so the scan — which skips strings, IRIs and comments and so cannot be
-fooled by ``"DROP"`` in a literal — runs first and refuses updates and federation with a clear
-message. Updates never parse as a query anyway, so the parse is the second line of defence.
-The scan alone can be fooled where it and Oxigraph's parser disagree on where a token ends
-(``trueSERVICE<...>``, ``SERVICE:name``): so whenever the letters "service" appear, the query
-is also parsed, never evaluated, by rdflib's SPARQL 1.1 parser and refused if its algebra holds
-a service pattern or if that parser cannot read it.
+In order, before anything runs:
 
-Codepoint escapes (``\u0041``, ``\U0001F600``) are decoded *before* scanning, as the SPARQL
-grammar itself processes them before parsing: otherwise an escape inside an IRI can make the
-scanner and the parser disagree about where the IRI ends, and hide a ``SERVICE`` clause. The
-decoded text is what executes, and any backslash left outside strings and prefixed names is
-refused (fail closed).
+1. **Bounds.** Size in UTF-8 bytes, then tokens (all, and inside expressions) and bracket nesting
+   depth: a query of ~2,000 nested ``{`` crashes Oxigraph's parser and would exhaust a
+   recursive-descent one, and rdflib's parser spends up to ~1 ms per token (most inside
+   expressions), so neither parser ever sees a bomb and the check stays well under a second.
+2. **Canonical text.** Codepoint escapes (``\\u0041``) are decoded where Oxigraph decodes them — in
+   strings and IRIs — and nowhere else (a backslash anywhere else, even a prefixed name's ``\\-``
+   escape, which rdflib reads differently, is refused). A decoded quote or
+   backslash inside a string is written back as its two-character escape, so a literal holding
+   ``\\u0022`` means what it says and no string can end somewhere unexpected. Comments are dropped.
+   The canonical text is what both parsers read and what executes: none of them sees an escape.
+3. **Word scan.** Update keywords and SERVICE outside strings, IRIs and comments are refused with a
+   message that says why (cheap, and a clear answer to the common case).
+4. **Parse, never evaluate** (:mod:`sparql_allowlist`): rdflib's SPARQL 1.1 parser builds the
+   algebra; only read-only nodes without SERVICE pass. Its form and top-level LIMIT must match
+   what the scan found, or the query is refused. Oxigraph parses the same text when it executes.
+   The verdict is kept per *shape* (the text with IRI and string contents blanked, see
+   :func:`query_shape_key`), so queries that differ only in IRIs are parsed once.
+
+The LIMIT the caller asks for is added or lowered before step 4, so the parsed text is the text
+that runs.
 """
 
 from __future__ import annotations
 
+import contextlib
 import re
+import threading
+from collections import OrderedDict
 from dataclasses import dataclass
 
-import pyoxigraph
-
+from kgteam.tools.sparql_allowlist import ParsedQuery, parse_read_only
 from kgteam.tools.types import ToolError, UnsafeQueryError
 
 __all__ = [
     "FORBIDDEN_KEYWORDS",
+    "MAX_NESTING",
+    "MAX_EXPRESSION_TOKENS",
+    "MAX_TOKENS",
+    "MAX_QUERY_BYTES",
     "GuardedQuery",
     "analyse_query",
     "guard_query",
+    "query_shape",
+    "query_shape_key",
     "set_limit_offset",
     "sparql_iri",
     "sparql_literal",
 ]
 
+MAX_QUERY_BYTES = 64 * 1024  # far above any honest query; rdflib parses this much in well under a second
+MAX_NESTING = 32  # brackets of any kind, nested; honest queries stay under ~12
+MAX_TOKENS = 1000  # e.g. a VALUES list of ~950 IRIs; honest queries use < 200
+MAX_EXPRESSION_TOKENS = 300  # inside (...) outside VALUES data: FILTER/BIND/IN lists, function arguments
 FORBIDDEN_KEYWORDS = frozenset(
     {"INSERT", "DELETE", "LOAD", "CLEAR", "CREATE", "DROP", "COPY", "MOVE", "ADD", "SERVICE", "WITH", "USING"}
 )
 _FORMS = ("SELECT", "CONSTRUCT", "DESCRIBE", "ASK")
+_OPEN, _CLOSE = "{([", "})]"
 
-# One alternative per lexical class; order matters (long strings before short ones).
+# One alternative per lexical class; order matters (long strings before short ones). Strings and
+# IRIs may hold codepoint escapes (Oxigraph decodes them there); nothing else may.
 _TOKEN_RE = re.compile(
     r"""
     (?P<ws>\s+)
   | (?P<comment>\#[^\n\r]*)
   | (?P<string>'''(?:[^'\\]|\\.|'(?!''))*'''|\"\"\"(?:[^"\\]|\\.|"(?!""))*\"\"\"
                |'(?:[^'\\\n\r]|\\.)*'|"(?:[^"\\\n\r]|\\.)*")
-  | (?P<iri><[^<>"{}|^`\\\s]*>)
+  | (?P<iri><(?:[^<>"{}|^`\\\x00-\x20]|\\u[0-9A-Fa-f]{4}|\\U[0-9A-Fa-f]{8})*>)
   | (?P<var>[?$][A-Za-z0-9_\u00b7\u00c0-\uffff]+)
   | (?P<lang>@[A-Za-z]+(?:-[A-Za-z0-9]+)*)
   | (?P<bnode>_:[^\s{}()\[\],;.]+)
@@ -90,8 +111,6 @@ def _tokens(query: str) -> list[_Token]:
         if kind in ("ws", "comment"):
             continue
         text = m.group()
-        if kind == "string" and text[0] not in "'\"":
-            kind = "other"
         out.append(_Token(kind, text, m.start(), m.end(), depth))
         if text == "{":
             depth += 1
@@ -100,8 +119,58 @@ def _tokens(query: str) -> list[_Token]:
     return out
 
 
-def _scan(query: str) -> list[_Token]:
-    toks = _tokens(query)
+def _check_size(query: str) -> None:
+    size = len(query.encode("utf-8", "surrogatepass"))
+    if size > MAX_QUERY_BYTES:
+        raise UnsafeQueryError(f"query too large: {size} bytes (the limit is {MAX_QUERY_BYTES} bytes)")
+
+
+def _check_length(toks: list[_Token]) -> None:
+    if len(toks) > MAX_TOKENS:
+        raise UnsafeQueryError(f"query too long: {len(toks)} tokens (the limit is {MAX_TOKENS}); "
+                               "split it into smaller queries")
+    in_expression = 0
+    parens = 0
+    values_depth: int | None = None  # brace depth of a VALUES data block being skipped
+    after_values = False
+    for t in toks:
+        if values_depth is not None:
+            if t.text == "}" and t.depth == values_depth + 1:
+                values_depth = None
+            continue
+        if t.kind == "word" and t.text.upper() == "VALUES":
+            after_values = True
+            continue
+        if after_values and t.text == "{":
+            values_depth, after_values = t.depth, False
+            continue
+        if t.text == "(" and t.kind == "punct":
+            parens += 1
+        elif t.text == ")" and t.kind == "punct":
+            parens = max(0, parens - 1)
+        if parens and not after_values:
+            in_expression += 1
+    if in_expression > MAX_EXPRESSION_TOKENS:
+        raise UnsafeQueryError(f"expressions too long: {in_expression} tokens inside (...) (the limit is "
+                               f"{MAX_EXPRESSION_TOKENS}); split the query or use VALUES for long lists")
+
+
+def _check_nesting(toks: list[_Token]) -> None:
+    depth = deepest = 0
+    for t in toks:
+        if t.kind != "punct":
+            continue
+        if t.text in _OPEN:
+            depth += 1
+            deepest = max(deepest, depth)
+            if depth > MAX_NESTING:
+                raise UnsafeQueryError(f"query nested too deeply: more than {MAX_NESTING} levels of brackets "
+                                       f"(the limit is {MAX_NESTING})")
+        elif t.text in _CLOSE:
+            depth = max(0, depth - 1)
+
+
+def _scan(toks: list[_Token]) -> None:
     for t in toks:
         if t.kind == "word" and t.text.upper() in FORBIDDEN_KEYWORDS:
             kw = t.text.upper()
@@ -114,78 +183,74 @@ def _scan(query: str) -> list[_Token]:
                 f"{kw} is not allowed: run_sparql is read-only and accepts only SELECT, ASK, "
                 "CONSTRUCT and DESCRIBE queries"
             )
-    return toks
 
 
-_CODEPOINT_ESCAPE = re.compile(r"\\u([0-9A-Fa-f]{4})|\\U([0-9A-Fa-f]{8})")
+# ----------------------------------------------------------------------------- canonical text
+
+_CODEPOINT = r"\\u([0-9A-Fa-f]{4})|\\U([0-9A-Fa-f]{8})"
+_IRI_ESCAPE = re.compile(_CODEPOINT)
+_STRING_ESCAPE = re.compile(_CODEPOINT + r"|\\(.)", re.DOTALL)
+_ECHARS = "tbnrf\"'\\"
+_REESCAPE = {'"': '\\"', "'": "\\'", "\\": "\\\\", "\n": "\\n", "\r": "\\r"}
+_IRI_FORBIDDEN = re.compile(r'[<>"{}|^`\\\x00-\x20]')
 
 
-def _decode_codepoint_escapes(query: str) -> str:
+def _codepoint(m: re.Match[str]) -> str:
+    code = int(m.group(1) or m.group(2), 16)
+    if code == 0 or code > 0x10FFFF or 0xD800 <= code <= 0xDFFF:
+        raise UnsafeQueryError(f"invalid codepoint escape {m.group()!r}")
+    return chr(code)
+
+
+def _canonical_string(text: str) -> str:
+    quote = text[:3] if text[:3] in ("'''", '"""') else text[0]
+
     def replace(m: re.Match[str]) -> str:
-        code = int(m.group(1) or m.group(2), 16)
-        if code > 0x10FFFF or 0xD800 <= code <= 0xDFFF:
-            raise ToolError(f"invalid codepoint escape {m.group()!r}")
-        return chr(code)
+        if m.group(3) is None:
+            ch = _codepoint(m)
+            return _REESCAPE.get(ch, ch)
+        if m.group(3) not in _ECHARS:
+            raise ToolError(f"SPARQL syntax error: invalid escape {m.group()!r} in a string")
+        return m.group()
 
-    return _CODEPOINT_ESCAPE.sub(replace, query)
-
-
-def _refuse_stray_backslashes(toks: list[_Token]) -> None:
-    for t in toks:
-        if "\\" in t.text and t.kind not in ("string", "pname"):
-            raise UnsafeQueryError(f"unexpected backslash in {t.text!r}: escapes are only allowed in strings")
+    return quote + _STRING_ESCAPE.sub(replace, text[len(quote) : -len(quote)]) + quote
 
 
-def _refuse_federation(query: str) -> None:
-    """Refuse ``SERVICE`` as a real SPARQL parser reads the query, not as the word scan does.
-
-    The scan and Oxigraph's parser can disagree about where tokens end (``trueSERVICE<...>``,
-    ``SERVICE:name`` after an empty prefix), so whenever the letters appear at all (after escapes
-    are decoded, the keyword cannot appear otherwise) the query is parsed with rdflib's SPARQL 1.1
-    parser, without evaluating anything, and its algebra is searched for a service pattern. A
-    query that parser cannot read is refused too: the two parsers must agree before it runs.
-    """
-    if "service" not in query.lower():
-        return
-    import sys
-
-    from rdflib.plugins.sparql.algebra import translateQuery
-    from rdflib.plugins.sparql.parser import parseQuery
-
-    limit = sys.getrecursionlimit()
-    try:
-        sys.setrecursionlimit(max(limit, 5000))
-        algebra = translateQuery(parseQuery(query)).algebra
-    except Exception:  # noqa: BLE001 - any failure to read it means we cannot vouch for it
-        raise UnsafeQueryError("the query mentions SERVICE and could not be checked by a second SPARQL parser; "
-                               "federated queries are not allowed: run_sparql only queries this KG") from None
-    finally:
-        sys.setrecursionlimit(limit)
-    if _has_service(algebra, 0):
-        raise UnsafeQueryError("SERVICE (federated query to another endpoint) is not allowed: run_sparql only "
-                               "queries this KG")
+def _canonical_iri(text: str) -> str:
+    body = _IRI_ESCAPE.sub(_codepoint, text[1:-1])
+    bad = _IRI_FORBIDDEN.search(body)
+    if bad:
+        raise UnsafeQueryError(f"an escape in IRI {text[:100]!r} decodes to {bad.group()!r}, which IRIs cannot hold")
+    return f"<{body}>"
 
 
-def _has_service(node: object, depth: int) -> bool:
-    if depth > 200:
-        return True  # deeper than any honest query: fail closed
-    name = getattr(node, "name", None)
-    if isinstance(name, str) and "service" in name.lower():
-        return True
-    if isinstance(node, dict):
-        return any(_has_service(v, depth + 1) for v in node.values())
-    if isinstance(node, list | tuple):
-        return any(_has_service(v, depth + 1) for v in node)
-    return False
+def _canonical_text(query: str) -> str:
+    """The query with every codepoint escape resolved and comments dropped (see the module doc)."""
+    parts: list[str] = []
+    for m in _TOKEN_RE.finditer(query):
+        kind, text = m.lastgroup or "other", m.group()
+        if kind == "comment":
+            parts.append(" ")
+            continue
+        if kind == "string" and text[0] in "'\"":
+            text = _canonical_string(text)
+        elif kind == "iri":
+            text = _canonical_iri(text)
+        elif "\\" in text and kind == "pname":
+            raise UnsafeQueryError(f"escapes in prefixed names ({text[:100]!r}) are not supported: write the "
+                                   "full IRI in <...> instead")
+        elif "\\" in text:
+            near = query[m.start() : m.start() + 24]
+            hint = ""
+            with contextlib.suppress(ToolError):
+                hint = f" (it reads {_IRI_ESCAPE.sub(_codepoint, near)!r})"
+            raise UnsafeQueryError(f"unexpected backslash in {near!r}{hint}: escapes are only allowed in strings "
+                                   "and IRIs")
+        parts.append(text)
+    return "".join(parts)
 
 
-def _parse_check(query: str) -> None:
-    try:
-        pyoxigraph.Store().query(query)
-    except SyntaxError as e:
-        raise ToolError(f"SPARQL syntax error: {e}") from None
-    except Exception as e:  # e.g. an unsupported custom function: a bad query, not a crash
-        raise ToolError(f"SPARQL could not be prepared: {e}") from None
+# ----------------------------------------------------------------------------- LIMIT / OFFSET
 
 
 def _form(toks: list[_Token]) -> str:
@@ -208,6 +273,8 @@ def _modifiers(toks: list[_Token]) -> tuple[_Token | None, _Token | None, int]:
             continue
         word = t.text.upper()
         if word in ("LIMIT", "OFFSET") and i + 1 < len(toks) and toks[i + 1].kind == "number":
+            if not toks[i + 1].text.isdigit():
+                raise ToolError(f"SPARQL syntax error: {word} takes a non-negative integer, not {toks[i + 1].text!r}")
             if word == "LIMIT":
                 limit_tok = toks[i + 1]
             else:
@@ -222,28 +289,17 @@ def _after_where(toks: list[_Token], i: int) -> bool:
     return any(t.text == "}" and t.depth == 1 for t in toks[:i])
 
 
-def analyse_query(query: str, limit: int | None) -> GuardedQuery:
-    """Refuse unsafe queries, check syntax, and bound the result size of SELECT/CONSTRUCT/DESCRIBE."""
-    if not isinstance(query, str) or not query.strip():
-        raise ToolError("empty SPARQL query")
-    query = _decode_codepoint_escapes(query)
-    if "\x00" in query:
-        raise UnsafeQueryError("query contains a NUL character")
-    toks = _scan(query)
-    _refuse_stray_backslashes(toks)
-    _refuse_federation(query)
-    _parse_check(query)
+def _with_limit(query: str, toks: list[_Token], limit: int | None) -> GuardedQuery:
     form = _form(toks)
     if form == "ASK":
         return GuardedQuery(query, form, None, 0)
     limit_tok, offset_tok, insert_at = _modifiers(toks)
-    offset = int(float(offset_tok.text)) if offset_tok else 0
+    offset = int(offset_tok.text) if offset_tok else 0
     text = query
     effective: int | None
     if limit_tok is not None:
-        current = int(float(limit_tok.text))
-        effective = current
-        if limit is not None and current > limit:
+        effective = int(limit_tok.text)
+        if limit is not None and effective > limit:
             text = query[: limit_tok.start] + str(limit) + query[limit_tok.end :]
             effective = limit
     elif limit is not None:
@@ -251,14 +307,91 @@ def analyse_query(query: str, limit: int | None) -> GuardedQuery:
         effective = limit
     else:
         effective = None
-    if text is not query:
-        _parse_check(text)  # the rewrite itself must stay valid
     return GuardedQuery(text, form, effective, offset)
+
+
+def analyse_query(query: str, limit: int | None) -> GuardedQuery:
+    """Refuse unsafe queries, check syntax without evaluating, and bound the result size of
+    SELECT/CONSTRUCT/DESCRIBE. Raises UnsafeQueryError (refused) or ToolError (malformed)."""
+    if not isinstance(query, str) or not query.strip():
+        raise ToolError("empty SPARQL query")
+    _check_size(query)
+    if "\x00" in query:
+        raise UnsafeQueryError("query contains a NUL character")
+    canonical = _canonical_text(query)
+    toks = _tokens(canonical)
+    _check_nesting(toks)
+    _check_length(toks)
+    _scan(toks)
+    guarded = _with_limit(canonical, toks, limit)
+    parsed = _parse_by_shape(guarded.text)
+    # rdflib drops the modifiers of a DESCRIBE without WHERE (one solution: nothing to cut)
+    modifiers_read = not (parsed.form == "DESCRIBE" and parsed.limit is None)
+    if parsed.form != guarded.form or modifiers_read and (
+            (guarded.limit is not None and parsed.limit != guarded.limit)
+            or (guarded.form != "ASK" and (parsed.offset or 0) != guarded.offset)):
+        raise UnsafeQueryError("the query reads differently to the guard's scanner and to its SPARQL parser "
+                               f"({guarded.form} LIMIT {guarded.limit} vs {parsed.form} LIMIT {parsed.limit}); "
+                               "rewrite it plainly")
+    return guarded
+
+
+# ----------------------------------------------------------------------------- verdicts by shape
+
+_SHAPES_KEPT = 4096
+_shapes: OrderedDict[str, ParsedQuery] = OrderedDict()
+_shapes_lock = threading.Lock()
+
+
+def query_shape_key(text: str) -> str:
+    """``text`` with the contents of IRIs and strings blanked (an IRI called as a function is kept).
+
+    IRIREF and string literals are single terminals of the grammar: swapping one for another of
+    the same kind cannot change how a query parses. Roles send dozens of queries per question that
+    differ only in IRIs (~10 ms of parsing each), so the parser's verdict is kept per shape.
+    """
+    toks = _tokens(text)
+    out: list[str] = []
+    pos = 0
+    for i, t in enumerate(toks):
+        called = i + 1 < len(toks) and toks[i + 1].text == "("
+        if t.kind == "iri" and not called:
+            blank = "<>"
+        elif t.kind == "string":
+            quote = t.text[:3] if t.text[:3] in ("'''", '"""') else t.text[0]
+            blank = quote + quote
+        else:
+            continue
+        out.append(text[pos : t.start] + blank)
+        pos = t.end
+    out.append(text[pos:])
+    return "".join(out)
+
+
+def _parse_by_shape(text: str) -> ParsedQuery:
+    """The parser's verdict on ``text``, parsed once per shape (refusals are never kept)."""
+    key = query_shape_key(text)
+    with _shapes_lock:
+        if key in _shapes:
+            _shapes.move_to_end(key)
+            return _shapes[key]
+    parsed = parse_read_only(text)
+    with _shapes_lock:
+        _shapes[key] = parsed
+        while len(_shapes) > _SHAPES_KEPT:
+            _shapes.popitem(last=False)
+    return parsed
 
 
 def guard_query(query: str, limit: int | None) -> str:
     """Return the query to execute (LIMIT added or lowered); raise UnsafeQueryError/ToolError."""
     return analyse_query(query, limit).text
+
+
+def query_shape(query: str) -> GuardedQuery:
+    """Form and top-level LIMIT/OFFSET of a query that is already guarded or built by the tools
+    (no parse: backends use it to page and cap results)."""
+    return _with_limit(query, _tokens(query), None)
 
 
 def set_limit_offset(query: str, limit: int, offset: int) -> str:

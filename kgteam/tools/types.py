@@ -24,7 +24,8 @@ class SparqlResult(BaseModel):
     variables: list[str] = Field(default_factory=list)
     rows: list[dict[str, RDFTerm]] = Field(default_factory=list)
     boolean: bool | None = None  # ASK queries
-    truncated: bool = False  # the result-size cap cut rows
+    truncated: bool = False  # a result-size cap cut rows
+    truncated_by: Literal["rows", "bytes"] | None = None  # which cap: the row count or the bytes of the values
     elapsed_s: float = 0.0
 
 

@@ -233,6 +233,26 @@ async def test_run_sparql_caps_rows(tools: KGTools, embedded_tools: KGTools) -> 
     assert len(own.rows) == 5 and not own.truncated
 
 
+async def test_run_sparql_caps_bytes_on_every_backend(tools: KGTools) -> None:
+    q = f"SELECT ?o WHERE {{ <{E}Catalogue> <{R}lists> ?o }} ORDER BY ?o"
+    full = await tools.run_sparql(q)
+    size = sum(len(r["o"].value) for r in full.rows)
+    saved = tools.max_result_bytes
+    tools.max_result_bytes = size // 4
+    try:
+        cut = await tools.run_sparql(q)
+        assert cut.truncated and cut.truncated_by == "bytes"
+        assert 0 < len(cut.rows) < len(full.rows)
+        assert sum(len(r["o"].value) for r in cut.rows) <= size // 4
+        assert cut.rows == full.rows[: len(cut.rows)]
+        with pytest.raises(ToolError, match="result cap"):  # one row alone over the cap
+            await tools.run_sparql(f'SELECT ?x WHERE {{ BIND("{"x" * size}" AS ?x) }}')
+    finally:
+        tools.max_result_bytes = saved
+    capped = await tools.run_sparql(q, limit=10)
+    assert capped.truncated_by == "rows"
+
+
 @pytest.mark.parametrize(
     "query",
     [

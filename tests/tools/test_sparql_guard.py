@@ -1,11 +1,14 @@
 from __future__ import annotations
 
+import time
+
 import pyoxigraph
 import pytest
 
 from kgteam.tools.sparql_guard import (
     analyse_query,
     guard_query,
+    query_shape_key,
     set_limit_offset,
     sparql_iri,
     sparql_literal,
@@ -257,3 +260,135 @@ def test_the_word_service_in_data_is_fine() -> None:
     for query in ("SELECT * WHERE { ?s <http://e/service> ?o }", 'SELECT * WHERE { ?s ?p "self-service" }',
                   "SELECT ?service WHERE { ?service ?p ?o }"):
         assert analyse_query(query, 10).text
+
+
+# --- bounds before parsing, and a check that never evaluates ------------------------------------
+
+
+@pytest.fixture
+def no_parser(monkeypatch):
+    """Fails the test if the guard hands the query to its SPARQL parser."""
+    import kgteam.tools.sparql_guard as guard
+
+    def refuse(text: str):
+        raise AssertionError("the parser was reached")
+
+    guard._shapes.clear()
+    monkeypatch.setattr(guard, "parse_read_only", refuse)
+
+
+@pytest.mark.parametrize(
+    ("query", "limit"),
+    [
+        ("SELECT * WHERE " + "{" * 2245 + "}" * 2245, "32"),  # segfaulted Oxigraph's parser
+        ("SELECT * WHERE { FILTER(" + "(" * 33 + "1" + ")" * 33 + ") }", "32"),
+        ("SELECT * WHERE { ?s ?p ?o }" + " " * 70_000, "65536 bytes"),
+        ("SELECT * WHERE { BIND(\"" + "é" * 40_000 + "\" AS ?x) }", "65536 bytes"),  # bytes, not characters
+        ("SELECT ?x WHERE { VALUES ?x { " + " ".join(str(i) for i in range(1_200)) + " } }", "1000"),
+        ("SELECT * WHERE { FILTER(" + "+".join(["1"] * 400) + " > 0) }", "300"),
+    ],
+)
+def test_bounds_refuse_before_any_parser_and_name_the_limit(query: str, limit: str, no_parser) -> None:
+    t0 = time.perf_counter()
+    with pytest.raises(UnsafeQueryError, match=limit):
+        analyse_query(query, 10)
+    assert time.perf_counter() - t0 < 1
+
+
+def test_the_check_never_evaluates(monkeypatch) -> None:
+    """ASK, ORDER BY and aggregates used to be evaluated by the syntax check (24 s for this one)."""
+    def no_store(*args, **kwargs):
+        raise AssertionError("the guard opened a store")
+
+    monkeypatch.setattr(pyoxigraph, "Store", no_store)
+    values = " ".join(str(i) for i in range(100))
+    product = f"VALUES ?a {{ {values} }} VALUES ?b {{ {values} }} VALUES ?c {{ {values} }}"
+    for query in (f"ASK {{ {product} FILTER(?a + ?b + ?c < 0) }}",
+                  f"SELECT (COUNT(*) AS ?n) WHERE {{ {product} }}",
+                  f"SELECT * WHERE {{ {product} }} ORDER BY DESC(?a * ?b * ?c)"):
+        t0 = time.perf_counter()
+        assert analyse_query(query, 10).form in ("ASK", "SELECT")
+        assert time.perf_counter() - t0 < 2
+
+
+def test_a_literal_may_hold_an_escaped_quote() -> None:
+    """``\\u0022`` in a string is a quote inside the string (it used to end it: a false refusal)."""
+    text = guard_query('SELECT ?x WHERE { BIND("a\\u0022b" AS ?x) }', 10)
+    assert _run(text)[0]["x"].value == 'a"b'
+    text = guard_query("SELECT ?x WHERE { BIND('it\\u0027s' AS ?x) }", 10)
+    assert _run(text)[0]["x"].value == "it's"
+    kept = guard_query('SELECT ?x WHERE { BIND("a\\\\u0022b" AS ?x) }', 10)  # an escaped backslash, then text
+    assert _run(kept)[0]["x"].value == "a\\u0022b"
+    assert _run(guard_query('SELECT ?x WHERE { BIND("a\\u005Cb" AS ?x) }', 10))[0]["x"].value == "a\\b"
+
+
+@pytest.mark.parametrize("iri", ["<http://e/\\u003E>", "<http://e/\\u0020x>", "<http://e/\\u007B>"])
+def test_an_escape_cannot_put_a_forbidden_character_in_an_iri(iri: str) -> None:
+    with pytest.raises(UnsafeQueryError, match="IRIs cannot hold"):
+        analyse_query(f"SELECT ?x WHERE {{ BIND({iri} AS ?x) }}", 10)
+
+
+def test_escaped_prefixed_names_and_stray_escapes_are_refused() -> None:
+    with pytest.raises(UnsafeQueryError, match="full IRI"):
+        analyse_query("PREFIX e: <http://e/> SELECT ?x WHERE { BIND(e:a\\-b AS ?x) }", 10)
+    with pytest.raises(UnsafeQueryError, match="reads"):
+        analyse_query("SELECT ?x WHERE { BIND(1 AS \\u003Fx) }", 10)
+
+
+@pytest.mark.parametrize("modifier", ["LIMIT 1e400", "LIMIT 1.5", "OFFSET 2.5"])
+def test_non_integer_limits_are_syntax_errors(modifier: str) -> None:
+    with pytest.raises(ToolError, match="integer"):
+        analyse_query(f"SELECT * WHERE {{ ?s ?p ?o }} {modifier}", 10)
+
+
+def test_scanner_and_parser_must_agree(monkeypatch) -> None:
+    import kgteam.tools.sparql_guard as guard
+    from kgteam.tools.sparql_allowlist import ParsedQuery
+
+    guard._shapes.clear()
+    monkeypatch.setattr(guard, "parse_read_only", lambda text: ParsedQuery("SELECT", None, None))
+    with pytest.raises(UnsafeQueryError, match="reads differently"):
+        analyse_query("SELECT * WHERE { ?s ?p ?o }", 10)  # the guard added LIMIT 10; "the parser" saw none
+    guard._shapes.clear()
+    monkeypatch.setattr(guard, "parse_read_only", lambda text: ParsedQuery("CONSTRUCT", 10, 0))
+    with pytest.raises(UnsafeQueryError, match="reads differently"):
+        analyse_query("SELECT * WHERE { ?s ?p ?o }", 10)
+
+
+@pytest.mark.parametrize(
+    "query",
+    ["SELECT * WHERE { ?s ?p ?o FILTER(<http://ex/f>(?o)) }",
+     "PREFIX fn: <http://www.w3.org/2005/xpath-functions#> SELECT (fn:doc(\"x\") AS ?x) WHERE { }"],
+)
+def test_only_builtins_and_xsd_casts_are_callable(query: str) -> None:
+    with pytest.raises(ToolError, match="unknown function"):
+        analyse_query(query, 10)
+    assert analyse_query("PREFIX xsd: <http://www.w3.org/2001/XMLSchema#> SELECT (xsd:integer(\"1\") AS ?x) "
+                         "WHERE { }", 10).form == "SELECT"
+
+
+def test_the_parser_verdict_is_kept_per_shape_never_across_shapes(monkeypatch) -> None:
+    import kgteam.tools.sparql_guard as guard
+
+    parsed: list[str] = []
+    real = guard.parse_read_only
+
+    def counting(text: str):
+        parsed.append(text)
+        return real(text)
+
+    guard._shapes.clear()
+    monkeypatch.setattr(guard, "parse_read_only", counting)
+    for i in range(5):  # what roles send: one template, other IRIs and literals
+        analyse_query(f'SELECT ?x WHERE {{ ?x <http://e/p{i}> <http://e/o{i}> ; <http://e/l> "name {i}" }}', 10)
+    assert len(parsed) == 1
+    analyse_query("SELECT ?x WHERE { ?x <http://e/p> ?o . ?o <http://e/q> ?x }", 10)  # another shape
+    assert len(parsed) == 2
+    xsd = "http://www.w3.org/2001/XMLSchema#integer"
+    analyse_query(f'SELECT ?x WHERE {{ BIND(<{xsd}>("1") AS ?x) }}', 10)
+    with pytest.raises(ToolError, match="unknown function"):  # a called IRI is part of the shape
+        analyse_query('SELECT ?x WHERE { BIND(<http://ex/f>("1") AS ?x) }', 10)
+    with pytest.raises(UnsafeQueryError, match="SERVICE"):  # refusals are never kept as shapes
+        analyse_query("SELECT * WHERE { SERVICE <http://e/s> { ?s ?p ?o } }", 10)
+    assert query_shape_key('SELECT * WHERE { ?s <http://a> "x" . ?s <http://b> """y""" }') == (
+        'SELECT * WHERE { ?s <> "" . ?s <> """""" }')

@@ -16,7 +16,9 @@ class TripleStore(Protocol):
 
     name: str
 
-    def query(self, sparql: str, *, timeout_s: float, max_rows: int) -> SparqlResult: ...
+    def query(self, sparql: str, *, timeout_s: float, max_rows: int, max_bytes: int = ...) -> SparqlResult:
+        """At most ``max_rows`` rows and ``max_bytes`` of values (``truncated_by`` says which cut)."""
+        ...
 
     def close(self) -> None: ...
 

@@ -8,17 +8,29 @@ GIL, so it does not block the event loop, but it keeps a core busy). ``query`` c
 deadline while streaming rows, which is enough for the small queries the tools build.
 ``query_untrusted`` (used by ``run_sparql`` for SPARQL written by users or LLMs) runs the
 query in a worker process over the same read-only store and kills that process — by the PID
-we started — when the deadline passes: a runaway cartesian product cannot outlive its timeout.
+we started — when the deadline passes or the caller cancels: a runaway cartesian product cannot
+outlive its timeout. The worker is where a hostile query may hurt, and only itself:
+
+* its data segment is capped (``RLIMIT_DATA``, ``worker_memory_mb``): a query that builds a
+  gigabyte string makes Oxigraph abort the worker, not the caller;
+* a crash (that abort, a parser stack overflow) ends only the worker; the caller gets a clear
+  error naming the cause and the next query starts a fresh worker;
+* it runs in its own network namespace where the system allows one (root, or unprivileged user
+  namespaces): pyoxigraph offers no switch to turn ``SERVICE`` off, so should a federated query
+  ever get past the guard, the worker has no network to reach another host with.
 """
 
 from __future__ import annotations
 
 import contextlib
+import ctypes
 import os
 import queue
+import resource
 import signal
 import subprocess
 import sys
+import tempfile
 import threading
 import time
 from multiprocessing.connection import Connection
@@ -29,10 +41,14 @@ import pyoxigraph
 from pyoxigraph import BlankNode, Literal, NamedNode, QueryBoolean, QuerySolutions, QueryTriples, Triple
 
 from kgteam.tools.backends.rdf_terms import normalise_term, sort_triple_rows
+from kgteam.tools.result_cap import MAX_RESULT_BYTES, ByteBudget
 from kgteam.tools.types import RDFTerm, SparqlResult, ToolError
 
 _CHECK_EVERY = 256
 _WORKER_START_S = 60.0
+_POLL_S = 0.05  # how often a waiting caller looks for cancellation
+WORKER_MEMORY_MB = 1024  # the worker's data segment; an idle worker on a 16 MB store uses ~130 MB
+_CLONE_NEWUSER, _CLONE_NEWNET = 0x10000000, 0x40000000
 REPLACED = "the KG was replaced or removed while open (e.g. by `kgteam load`); reopen it"
 
 
@@ -55,14 +71,34 @@ def term_from_oxigraph(term: object) -> RDFTerm:
     raise ToolError(f"unsupported RDF term in result: {type(term).__name__}")
 
 
-def _sandbox_main(read_fd: int, write_fd: int, path: str, union: bool, identity: str = "") -> None:
-    """Worker process: answer (sparql, max_rows) requests until the pipe closes.
+def _leave_network() -> bool:
+    """Move this (still single-threaded) process into an empty network namespace: no interface
+    but a downed loopback, so nothing it runs can connect anywhere. False where not permitted."""
+    try:
+        libc = ctypes.CDLL(None, use_errno=True)
+    except OSError:  # pragma: no cover - no libc to call
+        return False
+    # root (or CAP_SYS_ADMIN) may unshare the network alone; others need an unprivileged user namespace
+    return any(libc.unshare(flags) == 0 for flags in (_CLONE_NEWNET, _CLONE_NEWUSER | _CLONE_NEWNET))
+
+
+def _cap_memory(megabytes: int) -> None:
+    if megabytes > 0:
+        limit = megabytes * 1024 * 1024
+        resource.setrlimit(resource.RLIMIT_DATA, (limit, limit))
+
+
+def _sandbox_main(read_fd: int, write_fd: int, path: str, union: bool, identity: str = "",
+                  memory_mb: int = WORKER_MEMORY_MB, isolate: bool = True) -> None:
+    """Worker process: answer (sparql, max_rows, max_bytes) requests until the pipe closes.
 
     Refuses to serve a store other than the parent's: checked before and after opening, so a
     swap in between is caught too.
     """
     rx = Connection(read_fd, writable=False)
     tx = Connection(write_fd, readable=False)
+    isolated = isolate and _leave_network()  # before opening the store: RocksDB starts threads, unshare wants none
+    _cap_memory(memory_mb)
     try:
         before = store_identity(path)
         store = OxigraphStore(path, read_only=True, union_default_graph=union, sandbox_workers=0)
@@ -73,17 +109,20 @@ def _sandbox_main(read_fd: int, write_fd: int, path: str, union: bool, identity:
     if identity and not (before == after == identity):
         tx.send(("stale",))
         return
-    tx.send(("ready",))
+    tx.send(("ready", isolated))
     while True:
         try:
-            sparql, max_rows = rx.recv()
+            sparql, max_rows, max_bytes = rx.recv()
         except (EOFError, OSError):
             return
         try:
-            res = store.query(sparql, timeout_s=float("inf"), max_rows=max_rows)
+            res = store.query(sparql, timeout_s=float("inf"), max_rows=max_rows, max_bytes=max_bytes)
             tx.send(("ok", res.model_dump()))
         except ToolError as e:
             tx.send(("error", str(e)))
+        except MemoryError:
+            tx.send(("error", f"the query needed more than the query worker's {memory_mb} MB of memory"))
+            return  # a fresh worker for the next query
         except Exception as e:  # pragma: no cover - reported to the caller, worker stays up
             tx.send(("error", f"query failed: {type(e).__name__}: {e}"))
 
@@ -95,21 +134,40 @@ class _Worker:
     ``__main__`` (a user's script) in the worker.
     """
 
-    def __init__(self, path: str, union: bool, identity: str) -> None:
+    def __init__(self, path: str, union: bool, identity: str, memory_mb: int, isolate: bool) -> None:
         to_child_r, self._to_child_w = os.pipe()
         self._from_child_r, from_child_w = os.pipe()
+        # what the engine prints as it dies ("memory allocation of N bytes failed") is the cause to
+        # report, not a backtrace for the user's terminal
+        self.stderr = tempfile.TemporaryFile()  # noqa: SIM115 - lives as long as the worker, closed in kill()
         self.proc = subprocess.Popen(
             [sys.executable, "-m", __name__, str(to_child_r), str(from_child_w), path, "1" if union else "0",
-             identity],
-            pass_fds=(to_child_r, from_child_w), stdin=subprocess.DEVNULL,
+             identity, str(memory_mb), "1" if isolate else "0"],
+            pass_fds=(to_child_r, from_child_w), stdin=subprocess.DEVNULL, stderr=self.stderr,
+            env={**os.environ, "RUST_BACKTRACE": "0"},
         )
         os.close(to_child_r)
         os.close(from_child_w)
         self.tx = Connection(self._to_child_w, readable=False)
         self.rx = Connection(self._from_child_r, writable=False)
+        self.isolated = False  # in its own network namespace (set from its hello)
 
     def alive(self) -> bool:
         return self.proc.poll() is None
+
+    def death(self) -> str:
+        """Why the (dead) worker ended: its signal or exit status and its last words."""
+        with contextlib.suppress(subprocess.TimeoutExpired):
+            self.proc.wait(timeout=2)
+        code = self.proc.returncode
+        how = f"killed by {signal.Signals(-code).name}" if code is not None and code < 0 else f"exit status {code}"
+        last = ""
+        with contextlib.suppress(OSError, ValueError):
+            self.stderr.seek(0, os.SEEK_END)
+            self.stderr.seek(max(0, self.stderr.tell() - 2000))
+            lines = [ln.strip() for ln in self.stderr.read().decode("utf-8", "replace").splitlines() if ln.strip()]
+            last = next((ln for ln in lines if "memory allocation" in ln or "overflow" in ln), lines[-1] if lines else "")
+        return how + (f": {last[:300]}" if last else "")
 
     def kill(self) -> None:
         for conn in (self.tx, self.rx):
@@ -119,55 +177,79 @@ class _Worker:
             self.proc.kill()  # SIGKILL to the PID this object started
         with contextlib.suppress(subprocess.TimeoutExpired):
             self.proc.wait(timeout=5)
+        with contextlib.suppress(OSError):
+            self.stderr.close()
 
 
 class _SandboxPool:
     """A few long-lived worker processes; a worker that overruns its deadline is killed and replaced."""
 
-    def __init__(self, path: str, union: bool, size: int, identity: str) -> None:
-        self._path, self._union, self._identity = path, union, identity
+    def __init__(self, path: str, union: bool, size: int, identity: str, memory_mb: int, isolate: bool) -> None:
+        self._path, self._union, self._identity, self._memory_mb = path, union, identity, memory_mb
+        self._isolate = isolate
+        self.isolated: bool | None = None  # whether the last worker started got its own network namespace
         self._idle: queue.Queue[_Worker | None] = queue.Queue()
         for _ in range(size):
             self._idle.put(None)  # started lazily: importing pyoxigraph in a child costs ~0.3 s
         self._all: set[_Worker] = set()
         self._lock = threading.Lock()
 
-    def run(self, sparql: str, timeout_s: float, max_rows: int) -> dict[str, Any]:
+    def run(self, sparql: str, timeout_s: float, max_rows: int, max_bytes: int,
+            cancel: threading.Event | None = None) -> dict[str, Any]:
         try:
             worker = self._idle.get(timeout=timeout_s)
         except queue.Empty:
             raise ToolError(f"query timed out after {timeout_s:g}s (all query workers busy)") from None
+        sent = False
         try:
             if worker is None or not worker.alive():
-                worker = _Worker(self._path, self._union, self._identity)
-                with self._lock:
-                    self._all.add(worker)
-                # Start-up (imports, opening the store) does not count against the query deadline.
-                if not worker.rx.poll(_WORKER_START_S):
-                    raise OSError("worker did not start")
-                hello = worker.rx.recv()
-                if hello == ("stale",):
+                if worker is not None:
+                    self._discard(worker)
+                worker = None
+                worker = self._start()
+            worker.tx.send((sparql, max_rows, max_bytes))
+            sent = True
+            deadline = time.monotonic() + timeout_s
+            while not worker.rx.poll(min(_POLL_S, max(0.0, deadline - time.monotonic()))):
+                if cancel is not None and cancel.is_set():
                     self._discard(worker)
                     worker = None
-                    raise ToolError(REPLACED)
-                if hello != ("ready",):
-                    raise OSError("worker did not start")
-            worker.tx.send((sparql, max_rows))
-            if not worker.rx.poll(timeout_s):
-                self._discard(worker)
-                worker = None
-                raise ToolError(f"query timed out after {timeout_s:g}s (stopped)")
+                    raise ToolError("query cancelled (stopped)")
+                if time.monotonic() >= deadline:
+                    self._discard(worker)
+                    worker = None
+                    raise ToolError(f"query timed out after {timeout_s:g}s (stopped)")
             status, payload = worker.rx.recv()
         except (EOFError, OSError):
+            why = worker.death() if worker is not None and sent else ""
             if worker is not None:
                 self._discard(worker)
             worker = None
+            if why:
+                raise ToolError(f"the query crashed the query worker ({why}); a query that needs more than "
+                                f"{self._memory_mb} MB is stopped this way. The worker was restarted.") from None
             raise ToolError("query worker died or could not start") from None
         finally:
             self._idle.put(worker)
         if status != "ok":
             raise ToolError(payload)
         return payload
+
+    def _start(self) -> _Worker:
+        worker = _Worker(self._path, self._union, self._identity, self._memory_mb, self._isolate)
+        with self._lock:
+            self._all.add(worker)
+        # Start-up (imports, opening the store) does not count against the query deadline.
+        if not worker.rx.poll(_WORKER_START_S):
+            raise OSError("worker did not start")
+        hello = worker.rx.recv()
+        if hello == ("stale",):
+            self._discard(worker)
+            raise ToolError(REPLACED)
+        if not (isinstance(hello, tuple) and hello[:1] == ("ready",)):
+            raise OSError("worker did not start")
+        worker.isolated = self.isolated = bool(hello[1])
+        return worker
 
     def _discard(self, worker: _Worker) -> None:
         worker.kill()
@@ -182,7 +264,12 @@ class _SandboxPool:
 
 
 class OxigraphStore:
-    """:class:`~kgteam.tools.backends.base.TripleStore` over a pyoxigraph ``Store``."""
+    """:class:`~kgteam.tools.backends.base.TripleStore` over a pyoxigraph ``Store``.
+
+    ``worker_memory_mb`` caps the ``query_untrusted`` worker's data segment (0: no cap);
+    ``isolate_network=False`` leaves the worker on the network (tests use it to watch the guard
+    alone, without this second wall behind it).
+    """
 
     name = "oxigraph"
 
@@ -193,6 +280,8 @@ class OxigraphStore:
         *,
         union_default_graph: bool = False,
         sandbox_workers: int = 1,
+        worker_memory_mb: int = WORKER_MEMORY_MB,
+        isolate_network: bool = True,
     ) -> None:
         if isinstance(path_or_store, pyoxigraph.Store):
             self._store = path_or_store
@@ -212,13 +301,19 @@ class OxigraphStore:
         self._sandbox: _SandboxPool | None = None
         if self.path is not None and read_only and sandbox_workers > 0:
             # workers start lazily (and restart after a killed query): they must open *this* store
-            self._sandbox = _SandboxPool(str(self.path), union_default_graph, sandbox_workers, self._identity)
+            self._sandbox = _SandboxPool(str(self.path), union_default_graph, sandbox_workers, self._identity,
+                                         worker_memory_mb, isolate_network)
 
     @property
     def store(self) -> pyoxigraph.Store:
         return self._store
 
-    def query(self, sparql: str, *, timeout_s: float, max_rows: int) -> SparqlResult:
+    @property
+    def worker_isolated(self) -> bool | None:
+        """Whether the query worker runs without network (None: no worker started yet)."""
+        return self._sandbox.isolated if self._sandbox is not None else None
+
+    def query(self, sparql: str, *, timeout_s: float, max_rows: int, max_bytes: int = MAX_RESULT_BYTES) -> SparqlResult:
         start = time.perf_counter()
         deadline = start + timeout_s
         try:
@@ -230,19 +325,23 @@ class OxigraphStore:
         if isinstance(res, QueryBoolean):
             return SparqlResult(query=sparql, boolean=bool(res), elapsed_s=time.perf_counter() - start)
         rows: list[dict[str, RDFTerm]] = []
-        truncated = False
+        truncated_by: str | None = None
+        budget = ByteBudget(max_bytes)
         try:
             if isinstance(res, QuerySolutions):
                 variables = [v.value for v in res.variables]
                 for i, sol in enumerate(res):
                     if len(rows) >= max_rows:
-                        truncated = True
+                        truncated_by = "rows"
                         break
                     row: dict[str, RDFTerm] = {}
                     for var in variables:
                         t = sol[var]
                         if t is not None:
                             row[var] = term_from_oxigraph(t)
+                    if not budget.admit(row):
+                        truncated_by = "bytes"
+                        break
                     rows.append(row)
                     if i % _CHECK_EVERY == 0 and time.perf_counter() > deadline:
                         raise TimeoutError
@@ -250,15 +349,17 @@ class OxigraphStore:
                 variables = ["subject", "predicate", "object"]
                 for i, tr in enumerate(res):
                     if len(rows) >= max_rows:
-                        truncated = True
+                        truncated_by = "rows"
                         break
-                    rows.append(
-                        {
-                            "subject": term_from_oxigraph(tr.subject),
-                            "predicate": term_from_oxigraph(tr.predicate),
-                            "object": term_from_oxigraph(tr.object),
-                        }
-                    )
+                    triple = {
+                        "subject": term_from_oxigraph(tr.subject),
+                        "predicate": term_from_oxigraph(tr.predicate),
+                        "object": term_from_oxigraph(tr.object),
+                    }
+                    if not budget.admit(triple):
+                        truncated_by = "bytes"
+                        break
+                    rows.append(triple)
                     if i % _CHECK_EVERY == 0 and time.perf_counter() > deadline:
                         raise TimeoutError
                 rows = sort_triple_rows(rows)
@@ -269,14 +370,17 @@ class OxigraphStore:
         except OSError as e:
             raise ToolError(f"query failed: {e}") from None
         elapsed = time.perf_counter() - start
-        return SparqlResult(query=sparql, variables=variables, rows=rows, truncated=truncated, elapsed_s=elapsed)
+        return SparqlResult(query=sparql, variables=variables, rows=rows, truncated=truncated_by is not None,
+                            truncated_by=truncated_by, elapsed_s=elapsed)
 
-    def query_untrusted(self, sparql: str, *, timeout_s: float, max_rows: int) -> SparqlResult:
-        """Like ``query`` but in a killable worker process, so the timeout is hard."""
+    def query_untrusted(self, sparql: str, *, timeout_s: float, max_rows: int, max_bytes: int = MAX_RESULT_BYTES,
+                        cancel: threading.Event | None = None) -> SparqlResult:
+        """Like ``query`` but in a killable, memory-capped worker process, so the timeout is hard,
+        ``cancel`` stops it at once, and a crash or blow-up ends only the worker."""
         if self._sandbox is None:
-            return self.query(sparql, timeout_s=timeout_s, max_rows=max_rows)
+            return self.query(sparql, timeout_s=timeout_s, max_rows=max_rows, max_bytes=max_bytes)
         start = time.perf_counter()
-        data = self._sandbox.run(sparql, timeout_s, max_rows)
+        data = self._sandbox.run(sparql, timeout_s, max_rows, max_bytes, cancel)
         res = SparqlResult.model_validate(data)
         res.elapsed_s = time.perf_counter() - start
         return res
@@ -294,4 +398,5 @@ if __name__ == "__main__":  # the run_sparql worker process (see _Worker)
     # question and kills its workers); a worker printing a KeyboardInterrupt traceback helps no one
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     _sandbox_main(int(sys.argv[1]), int(sys.argv[2]), sys.argv[3], sys.argv[4] == "1",
-                  sys.argv[5] if len(sys.argv) > 5 else "")
+                  sys.argv[5] if len(sys.argv) > 5 else "", int(sys.argv[6]) if len(sys.argv) > 6 else WORKER_MEMORY_MB,
+                  sys.argv[7] != "0" if len(sys.argv) > 7 else True)

@@ -13,6 +13,8 @@ What this class smooths over, so the KG tools give the same answers on every bac
 * **Terms.** ``typed-literal``, boolean ``1``, ``xsd:int`` vs ``xsd:integer``, decimal
   re-printing and language-tag case are canonicalised (:mod:`rdf_terms`).
 * **ASK.** Virtuoso answers ASK in JSON as a one-cell SELECT (``__ASK_RETVAL``).
+* **Size.** A response body is read up to a bound derived from the byte cap (values plus JSON
+  overhead) and refused beyond it; parsed rows are then cut at the byte cap like Oxigraph's.
 * **Anytime answers.** At ``MaxQueryExecutionTime`` Virtuoso returns partial results with
   ``X-SQL-State: S1TAT``; they are refused (a partial COUNT is a wrong answer), not returned.
 
@@ -31,8 +33,15 @@ from SPARQLWrapper import JSON, N3, POST, URLENCODED, SPARQLWrapper
 
 from kgteam.tools.backends.oxigraph_store import term_from_oxigraph
 from kgteam.tools.backends.rdf_terms import normalise_term, sort_triple_rows
-from kgteam.tools.sparql_guard import analyse_query, check_iri, set_limit_offset
+from kgteam.tools.result_cap import MAX_RESULT_BYTES, cap_result
+from kgteam.tools.sparql_guard import check_iri, query_shape, set_limit_offset
 from kgteam.tools.types import RDFTerm, SparqlResult, ToolError
+
+
+def body_limit(max_bytes: int) -> int:
+    """The most response bytes read for a ``max_bytes`` answer: SPARQL JSON wraps every value in
+    ~60 bytes of markup, so 4x plus 1 MiB leaves room for any answer the cap would keep."""
+    return 4 * max_bytes + 1024 * 1024
 
 
 class SparqlEndpointStore:
@@ -58,7 +67,8 @@ class SparqlEndpointStore:
 
     # ------------------------------------------------------------------ HTTP
 
-    def _request(self, sparql: str, *, timeout_s: float, rdf: bool = False) -> tuple[bytes, dict[str, str]]:
+    def _request(self, sparql: str, *, timeout_s: float, rdf: bool = False,
+                 max_bytes: int = MAX_RESULT_BYTES) -> tuple[bytes, dict[str, str]]:
         w = SPARQLWrapper(self.url, agent=self.user_agent)
         w.setMethod(POST)
         w.setRequestMethod(URLENCODED)
@@ -72,8 +82,14 @@ class SparqlEndpointStore:
         w.setQuery(sparql)
         try:
             res = w.query()
-            body = res.response.read()
+            most = body_limit(max_bytes)
+            body = res.response.read(most + 1)
+            if len(body) > most:
+                raise ToolError(f"SPARQL endpoint answer larger than {most} bytes (the result cap is {max_bytes} "
+                                "bytes of values): ask for fewer rows or shorter values")
             headers = {k.lower(): v for k, v in res.info().items()}
+        except ToolError:
+            raise
         except TimeoutError:
             raise ToolError(f"SPARQL endpoint timed out after {timeout_s:g}s") from None
         except urllib.error.URLError as e:
@@ -133,15 +149,24 @@ class SparqlEndpointStore:
 
     # ------------------------------------------------------------------ TripleStore
 
-    def query(self, sparql: str, *, timeout_s: float, max_rows: int) -> SparqlResult:
+    def query(self, sparql: str, *, timeout_s: float, max_rows: int, max_bytes: int = MAX_RESULT_BYTES) -> SparqlResult:
+        start = time.perf_counter()
+        result = self._query(sparql, timeout_s=timeout_s, max_rows=max_rows, max_bytes=max_bytes)
+        if result.truncated and result.truncated_by is None:
+            result.truncated_by = "rows"
+        result = cap_result(result, max_bytes)
+        result.elapsed_s = time.perf_counter() - start
+        return result
+
+    def _query(self, sparql: str, *, timeout_s: float, max_rows: int, max_bytes: int) -> SparqlResult:
         start = time.perf_counter()
         deadline = start + timeout_s
-        info = analyse_query(sparql, None)
+        info = query_shape(sparql)
         if info.form in ("CONSTRUCT", "DESCRIBE"):
             # Triples cannot be paged by OFFSET reliably; one request at most page_size solutions.
             page_cut = self.page_size is not None and (info.limit is None or info.limit > self.page_size)
             text = set_limit_offset(sparql, self.page_size, info.offset) if page_cut else sparql  # type: ignore[arg-type]
-            body, headers = self._request(text, timeout_s=timeout_s, rdf=True)
+            body, headers = self._request(text, timeout_s=timeout_s, rdf=True, max_bytes=max_bytes)
             rows = sort_triple_rows(self._parse_triples(body))
             truncated = len(rows) > max_rows or "x-sparql-maxrows" in headers or (
                 page_cut and len(rows) >= (self.page_size or 0)
@@ -158,7 +183,7 @@ class SparqlEndpointStore:
         want = max_rows + 1 if info.limit is None else min(info.limit, max_rows + 1)
         page = self.page_size
         if page is None or want <= page:
-            body, headers = self._request(sparql, timeout_s=timeout_s)
+            body, headers = self._request(sparql, timeout_s=timeout_s, max_bytes=max_bytes)
             variables, rows, _ = self._parse_json(body)
             capped = "x-sparql-maxrows" in headers
         else:
@@ -169,7 +194,8 @@ class SparqlEndpointStore:
                 if remaining <= 0:
                     raise ToolError(f"SPARQL endpoint timed out after {timeout_s:g}s")
                 n = min(page, want - len(rows))
-                body, headers = self._request(set_limit_offset(sparql, n, offset), timeout_s=remaining)
+                body, headers = self._request(set_limit_offset(sparql, n, offset), timeout_s=remaining,
+                                              max_bytes=max_bytes)
                 variables, chunk, _ = self._parse_json(body)
                 rows.extend(chunk)
                 offset += len(chunk)
