@@ -9,6 +9,8 @@ plus the small KG written for kgteam's tests (``tests/data/kgs/atelier``).
     .venv/bin/python benchmarks/floor.py --n 200 --seed 0 > floor.json
     .venv/bin/python benchmarks/floor.py --sets pq:2H pq:3H --n 50
     .venv/bin/python benchmarks/floor.py --n 200 --tune 200   # with lexicons learned from other questions
+    .venv/bin/python benchmarks/floor.py --team examples/teams/kerag.yaml --sets wc2014:C own:atelier:joins
+    .venv/bin/python benchmarks/floor.py --model local --n 20   # the embedded model instead of none
 """
 
 from __future__ import annotations
@@ -96,13 +98,13 @@ def first_hit(answer: Any, item: DatasetItem) -> bool:
     return any(match_item(pred, gold) for gold in item.answers)
 
 
-async def run_set(spec: str, items: list[DatasetItem], kg_name: str, home: Path, team_file: Path | None
-                  ) -> dict[str, Any]:
+async def run_set(spec: str, items: list[DatasetItem], kg_name: str, home: Path, team_file: Path | None,
+                  model: str = "none") -> dict[str, Any]:
     from kgteam.cli.team_setup import choose_team
     from kgteam.config.schema import KGSpec
     from kgteam.team_builder import open_team
 
-    spec_team, _ = choose_team(team_file, model="none")
+    spec_team, _ = choose_team(team_file, model=model)
     spec_team = spec_team.model_copy(update={"kg": KGSpec(name=kg_name)})
     hits = halluc = missing = grounded = wrong_grounded = errors = 0
     seconds: list[float] = []
@@ -179,12 +181,14 @@ def main(argv: list[str] | None = None) -> int:
                         help=f"datasets: {', '.join([*SETS, 'own:NAME'])}")
     parser.add_argument("--team", type=Path, default=None, help="team file (default: the built-in Triad team)")
     parser.add_argument("--home", type=Path, default=None, help="KGTEAM home to build/reuse KGs in (default: temp)")
+    parser.add_argument("--model", default="none", help="model flag as on the CLI (default none: the floor; "
+                                                         "local: the embedded SmolLM2 server)")
     parser.add_argument("--data-dir", type=Path, default=None)
     parser.add_argument("--tune", type=int, default=0, help="learn each KG's lexicon from this many examples per set "
                                                              "outside the evaluated sample (0: zero-shot, no lexicon)")
     args = parser.parse_args(argv)
     data = args.data_dir or default_data_dir()
-    out: dict[str, Any] = {"benchmark": "floor", "model": "none", "team": str(args.team or "built-in triad"),
+    out: dict[str, Any] = {"benchmark": "floor", "model": args.model, "team": str(args.team or "built-in triad"),
                            "n": args.n, "seed": args.seed, "results": {}}
     with tempfile.TemporaryDirectory(prefix="kgteam-floor-") as tmp:
         home = args.home or Path(tmp)
@@ -196,7 +200,7 @@ def main(argv: list[str] | None = None) -> int:
                 out["results"][spec] = {"skipped": loaded}
                 continue
             kg_name, items = loaded
-            result = asyncio.run(run_set(spec, items, kg_name, home, args.team))
+            result = asyncio.run(run_set(spec, items, kg_name, home, args.team, args.model))
             result["seconds_total"] = round(time.perf_counter() - started, 1)
             out["results"][spec] = result
             print(f"{spec}: hits@1 {result['hits_at_1']} hallucinated {result['hallucinated']} "
