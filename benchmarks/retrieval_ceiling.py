@@ -57,7 +57,7 @@ async def run_suite(spec: str, n: int, seed: int, cfg: DiagnosticsConfig, home: 
         items = sample(load_dataset(spec, data), n, seed)
         start = time.perf_counter()
         results = await diagnose(tools, items, cfg, concurrency=2)
-        summary = summarize_diagnostics(results)
+        summary = summarize_diagnostics(results, budget=cfg.triple_budget)
         summary["seconds"] = round(time.perf_counter() - start, 1)
         return summary
     finally:

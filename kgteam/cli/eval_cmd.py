@@ -187,7 +187,7 @@ def register(app: typer.Typer) -> None:
             if not kg:
                 console.print("[red]error:[/red] --diagnose needs --kg NAME")
                 raise typer.Exit(2)
-            _run_diagnostics(items, kg, out, max_hops=3, top_n=5, budget=300, concurrency=concurrency, home=home)
+            _run_diagnostics(items, kg, out, max_hops=3, top_n=10, budget=300, concurrency=concurrency, home=home)
             return
         from kgteam.eval.report import latest_records, summarize, write_report
         from kgteam.eval.runner import read_meta, read_run, run_eval, write_meta
@@ -259,7 +259,7 @@ def register(app: typer.Typer) -> None:
         kg: Annotated[str, typer.Option("--kg", help="KG name or folder")],
         limit: Annotated[int, typer.Option("--limit", min=0)] = 200,
         seed: Annotated[int, typer.Option("--seed")] = 0,
-        max_hops: Annotated[int, typer.Option("--max-hops", min=1, max=4)] = 3,
+        max_hops: Annotated[int, typer.Option("--max-hops", min=1, max=3)] = 3,
         top_n: Annotated[int, typer.Option("--top-n", help="relation paths kept per topic and hop by KERAG's "
                                                        "schema filter")] = 10,
         budget: Annotated[int, typer.Option("--budget", help="triple budget of the filtered neighbourhood")] = 300,
@@ -298,4 +298,4 @@ def _run_diagnostics(items: list[Any], kg: str, out: Path | None, *, max_hops: i
                 fh.flush()
 
         results = asyncio.run(diagnose(tools, items, cfg, concurrency=concurrency, on_item=on_item))
-    typer.echo(json.dumps(summarize_diagnostics(results), indent=2))
+    typer.echo(json.dumps(summarize_diagnostics(results, budget=cfg.triple_budget), indent=2))

@@ -12,7 +12,6 @@ All queries go through ``KGTools.run_sparql`` with IRIs built by ``sparql_iri``.
 from __future__ import annotations
 
 import asyncio
-import re
 import statistics
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -40,15 +39,6 @@ Direction = Literal["out", "in"]
 
 # ------------------------------------------------------------------------------------ topics
 
-def strip_mentions(question: str, mentions: Sequence[str]) -> str:
-    """The question with the topic-entity mentions removed (they would dominate any similarity)."""
-    out = question
-    for m in sorted(mentions, key=len, reverse=True):
-        for variant in {m, m.replace("_", " ")}:
-            out = re.sub(re.escape(variant), " ", out, flags=re.IGNORECASE)
-    return " ".join(out.replace("[", " ").replace("]", " ").split())
-
-
 def gold_topics(item: DatasetItem) -> list[TopicMention]:
     """The item's gold topic entities, placed in the question where their label occurs."""
     out: list[TopicMention] = []
@@ -58,6 +48,7 @@ def gold_topics(item: DatasetItem) -> list[TopicMention]:
         placed = None
         for text in dict.fromkeys([t.label, t.label.replace("_", " ")]):
             placed = topic_from_text(item.question.replace("[", " ").replace("]", " "), text, [t.iri])
+            placed = placed.model_copy(update={"firm": True}) if placed else None  # a gold topic is a topic
             if placed:
                 break
         out.append(placed or TopicMention(text=t.label, start=10_000 + len(out), end=10_001 + len(out), iris=[t.iri]))
@@ -72,7 +63,8 @@ class HopStat(BaseModel):
     answer_recall: float  # share of gold answers among the neighbourhood's nodes
     all_answers: bool
     truncated: bool = False  # the triple cap stopped the expansion: counts are lower bounds
-    kept_predicates: list[str] = Field(default_factory=list)  # filtered only: "p" or "^p" (incoming)
+    kept_predicates: list[str] = Field(default_factory=list)  # filtered only: the paths kept at this hop
+    # ("p / ^q": a step followed backwards is marked "^")
 
 
 class QueryCheck(BaseModel):
@@ -325,7 +317,7 @@ def _at(stats: list[HopStat], h: int | None) -> HopStat | None:
     return next((s for s in stats if s.hops == h), None)
 
 
-def summarize_diagnostics(results: Sequence[ItemDiagnostics]) -> dict[str, Any]:
+def summarize_diagnostics(results: Sequence[ItemDiagnostics], budget: int = 300) -> dict[str, Any]:
     """Aggregates, with "right hop" = the item's gold hop count (capped at max_hops)."""
     res = [r for r in results if r.error is None]
     out: dict[str, Any] = {"n": len(results), "errors": len(results) - len(res)}
@@ -357,7 +349,7 @@ def summarize_diagnostics(results: Sequence[ItemDiagnostics]) -> dict[str, Any]:
                 "all_answers": statistics.fmean(s.all_answers for s in right),
                 "triples_mean": statistics.fmean(s.triples for s in right),
                 "triples_max": max(s.triples for s in right),
-                "within_300": statistics.fmean(s.triples <= 300 for s in right),
+                f"within_{budget}": statistics.fmean(s.triples <= budget for s in right),
             }
     checks = [r.gold_query for r in res if r.gold_query is not None]
     if checks:

@@ -290,6 +290,7 @@ class PlannedPath(BaseModel):
     mention: str
     steps: list[RelationMatch]
     score: float = 0.0
+    unexplained: float = 0.0  # relational meaning of the question's words this path leaves over
     count: int | None = None  # triples its last step holds (sampled past the first hop)
     literal_end: bool = False
 
@@ -342,6 +343,7 @@ class Reading(BaseModel):
     score: float
     support: float = 0.0
     answers: list[dict[str, Any]] = Field(default_factory=list)  # SPARQL JSON terms
+    triple_ids: list[int] = Field(default_factory=list)  # ``Subgraph.triples`` walked to its answers
 
     @property
     def key(self) -> str:
@@ -356,6 +358,7 @@ class Subgraph(Payload):
     paths: list[RankedPath] = Field(default_factory=list)  # executed plan paths, with answers and triple ids
     readings: list[Reading] = Field(default_factory=list)  # best first
     truncated: bool = False  # the triple budget cut the retrieval
+    reason: str = ""  # why nothing was retrieved, when nothing was
 
     def summary(self) -> str:
         return f"{len(self.triples)} triples over {len(self.paths)} paths" + (" (budget reached)" if self.truncated else "")

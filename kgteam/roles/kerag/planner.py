@@ -70,11 +70,11 @@ class Planner(Role[PlannerSettings]):
 
     async def _topics(self, question: str, ctx: RoleContext) -> list[TopicMention]:
         spotted = await find_topics(question, ctx.tools, max_mentions=self.settings.max_mentions)
-        if not self.settings.use_model:
-            return spotted
+        if not self.settings.use_model or len(spotted) >= self.settings.max_mentions:
+            return spotted  # the model could add nothing
 
         def validate(out: ProposedMentions) -> str | None:
-            absent = [m for m in out.mentions if m.strip().lower() not in question.lower()]
+            absent = [m for m in out.mentions if not m.strip() or m.strip().lower() not in question.lower()]
             return f"copy mentions from the question; not in it: {absent[:3]}" if absent else None
 
         res = await produce(ctx, role=self.instance_name, decision="topics", prompt=self.prompt("kerag_topics"),

@@ -25,13 +25,14 @@ from kgteam.protocols.payloads import (
     TopicMention,
 )
 from kgteam.roles.semantic.layer import SemanticLayer
-from kgteam.roles.semantic.mentions import Mention, spot_mentions
+from kgteam.roles.semantic.mentions import Mention, mention_in, spot_mentions
 from kgteam.roles.semantic.paths import PathStep, RelationPath, extend, first_hops, path_query
 from kgteam.roles.semantic.scoring import PathScore, QuestionScorer, lexical_similarity
-from kgteam.roles.semantic.text import tokenize
+from kgteam.roles.semantic.text import WH_WORDS, is_content, tokenize
 from kgteam.tools.types import LabelHit, ToolError
 
 ANSWER_LIMIT = 1000  # end values fetched per path (answers are compared across paths)
+MAX_READINGS = 50  # readings kept per question, best first
 
 
 @dataclass(frozen=True)
@@ -55,7 +56,7 @@ async def find_topics(question: str, tools: Any, *, max_mentions: int = 3) -> li
     """Spans of the question the label index knows (exactly, or up to a typo), with their IRIs.
 
     The best span is a firm topic, and so is any other written as a name. An everyday word that
-    happens to be some entity's label ("star", a film's title; "vellum", a material) is a loose
+    happens to be some entity's label ("vellum", a material; "maker", a class) is a loose
     topic: it may be joined as an entity, but it still names relations for the other topics' paths.
     """
     found = [m for m in await spot_mentions(question, tools) if m.exact_iris()][:max_mentions]
@@ -70,12 +71,10 @@ def as_mention(topic: TopicMention) -> Mention:
 
 def topic_from_text(question: str, text: str, iris: list[str]) -> TopicMention | None:
     """Place a mention (proposed by a model, linked elsewhere) in the question's tokens, or None."""
-    words = [t.lower for t in tokenize(text)]
-    tokens = [t.lower for t in tokenize(question)]
-    for i in range(len(tokens) - len(words) + 1):
-        if words and tokens[i: i + len(words)] == words:
-            return TopicMention(text=text, start=i, end=i + len(words), iris=iris)
-    return None
+    placed = mention_in(question, text, iris)
+    if placed.start == placed.end:
+        return None
+    return TopicMention(text=text, start=placed.start, end=placed.end, iris=iris, firm=_name_like(text))
 
 
 def combine_of(question: str, topics: Sequence[TopicMention]) -> Combine:
@@ -149,11 +148,22 @@ async def score_paths(layer: SemanticLayer, question: str, topics: Sequence[Topi
     return out
 
 
+def words_left(question: str, topics: Sequence[TopicMention], path: PlannedPath) -> list[str]:
+    """The question's content words (outside every topic, question words aside) that no step of
+    ``path`` was named by."""
+    used = {w for s in path.steps if s.words for w in s.words.lower().split()}
+    spans = [(t.start, t.end) for t in topics]
+    return [t.lower for i, t in enumerate(tokenize(question))
+            if is_content(t) and t.lower not in WH_WORDS and not any(a <= i < b for a, b in spans)
+            and t.lower not in used]
+
+
 def _with_score(path: PlannedPath, score: PathScore) -> PlannedPath:
     steps = [RelationMatch(predicate=m.step.predicate, direction=m.step.direction, label=m.step.label,
                            words=m.unit.text if m.unit else None, strength=round(m.strength, 4))
              for m in score.matches]
-    return path.model_copy(update={"steps": steps, "score": round(score.score, 4)})
+    return path.model_copy(update={"steps": steps, "score": round(score.score, 4),
+                                   "unexplained": round(score.unexplained, 4)})
 
 
 async def filter_hop(layer: SemanticLayer, question: str, topics: Sequence[TopicMention],
@@ -183,19 +193,18 @@ async def _answers(tools: Any, path: RelationPath) -> list[dict[str, Any]]:
     return [row[var].model_dump(exclude_none=True) for row in res.rows if var in row]
 
 
-async def _path_triples(tools: Any, path: RelationPath, limit: int, ends_wanted: set[str] | None = None
-                        ) -> tuple[list[EvidenceTriple], bool]:
-    """The triples that walk ``path`` from its entity, at most ``limit``: one walk per end value
-    (only to ``ends_wanted`` when given), a walk whose earlier steps are already in costing only
-    its new triples, so the budget covers as many answers as it can. Also says whether walks
-    were left out."""
-    if limit <= 0:
-        return [], True
-    res = await tools["run_sparql"](path_query(path, all_vars=True), limit=min(20 * limit, 5000))
-    out: list[EvidenceTriple] = []
-    seen: set[tuple[str, str, str]] = set()
-    ends: set[str] = set()
-    left_out = bool(getattr(res, "truncated", False))
+@dataclass
+class _Walks:
+    """A path's walks from its entity (the rows of its all-variables query, fetched once): each
+    walk is the end value it reaches and the triples it steps over."""
+
+    walks: list[tuple[str, list[EvidenceTriple]]]
+    truncated: bool
+
+
+async def _walks(tools: Any, path: RelationPath, cap: int) -> _Walks:
+    res = await tools["run_sparql"](path_query(path, all_vars=True), limit=cap)
+    out: list[tuple[str, list[EvidenceTriple]]] = []
     for row in res.rows:
         walk: list[EvidenceTriple] = []
         prev = path.entity
@@ -209,17 +218,32 @@ async def _path_triples(tools: Any, path: RelationPath, limit: int, ends_wanted:
                                        object_is_literal=literal and step.direction == "out",
                                        object_datatype=term.datatype if literal else None))
             prev = term.value
-        if prev in ends or (ends_wanted is not None and prev not in ends_wanted):
-            continue  # this end value already has its walk, or is not one the reading answers
-        new = [t for t in walk if (t.subject, t.predicate, t.object) not in seen]
-        if len(out) + len(new) > limit:
-            left_out = True
-            continue
-        ends.add(prev)
-        for t in new:
-            seen.add((t.subject, t.predicate, t.object))
-            out.append(t)
-    return out, left_out
+        if len(walk) == len(path.steps):
+            out.append((prev, walk))
+    return _Walks(out, bool(getattr(res, "truncated", False)))
+
+
+class _Evidence:
+    """The sub-graph under its triple budget: a triple is paid for once, however many walks use it."""
+
+    def __init__(self, budget: int) -> None:
+        self.budget = budget
+        self.triples: list[EvidenceTriple] = []
+        self.index: dict[tuple[str, str, str], int] = {}
+        self.truncated = False
+
+    def add(self, walk: list[EvidenceTriple]) -> list[int] | None:
+        """The ids of the walk's triples (adding the new ones), or None when they do not fit."""
+        keys = [(t.subject, t.predicate, t.object) for t in walk]
+        new = [t for t, k in zip(walk, keys, strict=True) if k not in self.index]
+        if len(self.triples) + len(new) > self.budget:
+            self.truncated = True
+            return None
+        for t, k in zip(walk, keys, strict=True):
+            if k not in self.index:
+                self.index[k] = len(self.triples)
+                self.triples.append(t)
+        return [self.index[k] for k in keys]
 
 
 async def retrieve(layer: SemanticLayer, question: str, topics: Sequence[TopicMention],
@@ -233,8 +257,9 @@ async def retrieve(layer: SemanticLayer, question: str, topics: Sequence[TopicMe
     # that names one relation is what a join with another topic's path needs
     several = len(topics) > 1
     by_text = {t.text: t for t in topics}
-    # an entity the question names is not what it asks for ("which player of X is from Y" is not Y)
-    named_elsewhere = {t.text: {iri for o in topics if o.text != t.text for iri in o.iris} for t in topics}
+    # an entity the question firmly names is not what it asks for ("which maker at X is a native of
+    # Y" is not Y); a loose topic is as likely a relation word, so its entities may still be answers
+    named_elsewhere = {t.text: {iri for o in topics if o.text != t.text and o.firm for iri in o.iris} for t in topics}
     executed: list[tuple[PlannedPath, PathScore, RelationPath, list[dict[str, Any]]]] = []
     for path, score in scored:
         slot = (path.mention, len(path.steps) if several else 0)
@@ -265,37 +290,43 @@ async def retrieve(layer: SemanticLayer, question: str, topics: Sequence[TopicMe
     if combine != "single":
         readings += await _joined(layer, question, topics, ranked)
     readings.sort(key=lambda r: (-r.score, len(r.paths), r.key))
+    del readings[MAX_READINGS:]  # the rest cannot win: confidence counts only close rivals
     triples, truncated = await _walk_readings(tools, ranked, [e[2] for e in executed], readings, limits.triple_budget)
     return Subgraph(triples=triples, source="kerag", question=question, paths=ranked, readings=readings,
                     truncated=truncated)
 
 
-async def _walk_readings(tools: Any, paths: list[RankedPath], relations: list[RelationPath], readings: list[Reading],
-                         budget: int) -> tuple[list[EvidenceTriple], bool]:
-    """Fill the triple budget in the order of the readings, best first: each path is walked once,
-    for a join only towards the answers both paths share. Sets each path's ``triple_ids``."""
-    triples: list[EvidenceTriple] = []
-    index: dict[tuple[str, str, str], int] = {}
-    walked_paths: set[int] = set()
-    truncated = False
+async def _walk_readings(tools: Any, paths: list[RankedPath], relations: list[RelationPath],
+                         readings: list[Reading], budget: int) -> tuple[list[EvidenceTriple], bool]:
+    """Fill the triple budget in the order of the readings, best first: for each reading, one walk
+    per answer along each of its paths (a join: only to the answers both paths share), a walk whose
+    first steps are already in costing only its new triples. Sets each reading's and each path's
+    ``triple_ids``; says whether walks were left out."""
+    evidence = _Evidence(budget)
+    fetched: dict[int, _Walks] = {}
+    cap = min(20 * budget, 5000)
     for reading in readings:
-        ends = {str(a.get("value")) for a in reading.answers} if reading.combine == "and" else None
+        wanted = {str(a.get("value")) for a in reading.answers}
+        ids: list[int] = []
         for i in reading.paths:
-            if i in walked_paths:
-                continue
-            walked_paths.add(i)
-            try:
-                walked, left_out = await _path_triples(tools, relations[i], budget - len(triples), ends)
-            except ToolError:
-                walked, left_out = [], False
-            truncated = truncated or left_out
-            for t in walked:
-                key = (t.subject, t.predicate, t.object)
-                if key not in index:
-                    index[key] = len(triples)
-                    triples.append(t)
-                paths[i].triple_ids.append(index[key])
-    return triples, truncated
+            if i not in fetched:
+                try:
+                    fetched[i] = await _walks(tools, relations[i], cap)
+                except ToolError:
+                    fetched[i] = _Walks([], False)
+                evidence.truncated = evidence.truncated or fetched[i].truncated
+            reached: set[str] = set()
+            for end, walk in fetched[i].walks:
+                if end in reached or end not in wanted:
+                    continue  # one walk per answer
+                got = evidence.add(walk)
+                if got is None:
+                    continue
+                reached.add(end)
+                ids += got
+                paths[i].triple_ids += [t for t in got if t not in paths[i].triple_ids]
+        reading.triple_ids = list(dict.fromkeys(ids))
+    return evidence.triples, evidence.truncated
 
 
 async def _joined(layer: SemanticLayer, question: str, topics: Sequence[TopicMention], paths: list[RankedPath],
@@ -330,17 +361,19 @@ async def _joined(layer: SemanticLayer, question: str, topics: Sequence[TopicMen
             # two paths side by side, not one longer path: only the longer one's hops are charged
             score = (best.score + layer.settings.scoring.hop_penalty * min(len(sa), len(sb))
                      + _co_named(scorer, best, [*sa, *sb]))
-            out.append(Reading(paths=[i, j], combine=combine, score=round(score, 4),
-                               support=round(_joint_support(best, len(sa) if best.matches[0].step == sa[0] else len(sb)), 4),
+            # a join counts as named: which relation links an entity the words leave unnamed ("makers
+            # at X *from* Y") is decided by the answers meeting, and rival joins still lower the confidence
+            out.append(Reading(paths=[i, j], combine=combine, score=round(score, 4), support=CONFIDENCE_SUPPORT,
                                answers=answers))
     return out
 
 
 def _co_named(scorer: QuestionScorer, score: PathScore, steps: Sequence[PathStep]) -> float:
-    """Credit for words a joined reading's relations spell without needing them as namers: in "who
-    *plays* at position X for country Y", "position" names "plays position" and "country" names
-    "plays for country"; "plays" is in both labels, so it co-names them rather than being free to
-    name a third relation on a longer path. Each such word adds its best p(label | word)."""
+    """Credit for words a joined reading's relations spell without needing them as namers. In "who
+    *works* at the bench X with the partner Y", joined over "works at bench" and "works with
+    partner", "bench" and "partner" name the two relations and "works" is in both labels: it
+    co-names them, rather than being free to name a third relation on a longer path. Each such
+    word adds its best p(label | word)."""
     namers = {p for m in score.matches if m.unit is not None for p in m.unit.positions}
     labels = sorted({s.label for s in steps})
     credit = 0.0
@@ -353,28 +386,13 @@ def _co_named(scorer: QuestionScorer, score: PathScore, steps: Sequence[PathStep
     return credit
 
 
-def _joint_support(score: PathScore, first_len: int) -> float:
-    """How well a joined reading is named: its better-named path's weakest step. A path to the
-    second entity may go unnamed ("players at X *from* Y"): which relation joins is then decided
-    by the answers meeting, and rival joins with other answers still lower the confidence. So a
-    join counts as named: only its rivals can make it unsure."""
-    parts = (score.matches[:first_len], score.matches[first_len:])
-    named = [min((m.strength for m in part if not m.shared), default=0.0) for part in parts]
-    return max(max(named), CONFIDENCE_SUPPORT)
-
-
 def _as_planned(p: RankedPath) -> PlannedPath:
     return PlannedPath(entity=p.entity, mention=p.mention, steps=p.steps, score=p.score)
 
 
 def reading_triples(graph: Subgraph, reading: Reading) -> list[int]:
-    """The ids of the triples a reading rests on: its paths' triples, for a join only those on the
-    way to the answers both paths share."""
-    ids: list[int] = []
-    for i in reading.paths:
-        ids += graph.paths[i].triple_ids
-    if reading.combine != "and":
-        return list(dict.fromkeys(ids))
-    wanted = {a.get("value") for a in reading.answers}
-    ends = [t for t in dict.fromkeys(ids) if graph.triples[t].subject in wanted or graph.triples[t].object in wanted]
-    return ends or list(dict.fromkeys(ids))
+    """The ids of the triples a reading rests on: the walks to its answers (its paths' triples when
+    it was not walked)."""
+    if reading.triple_ids:
+        return reading.triple_ids
+    return list(dict.fromkeys(t for i in reading.paths for t in graph.paths[i].triple_ids))

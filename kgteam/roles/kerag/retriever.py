@@ -15,15 +15,17 @@ from kgteam.protocols.payloads import RetrievalPlan, Subgraph
 from kgteam.roles.base import Role, RoleContext
 from kgteam.roles.contract import handles
 from kgteam.roles.kerag.planning import Limits, retrieve
-from kgteam.roles.semantic import SemanticLayer
+from kgteam.roles.semantic import SemanticLayer, SemanticSettings
 from kgteam.roles.semantic.similarity import team_similarity
 
 
 class RetrieverSettings(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
-    executed: int = Field(6, ge=1, le=30, description="best paths run per topic mention (twice that with several)")
+    executed: int = Field(6, ge=1, le=30, description="best paths run per topic mention (per mention and path "
+                                                        "length with several mentions)")
     triple_budget: int = Field(300, ge=1, le=10_000, description="triples fetched, all paths together")
+    semantic: SemanticSettings = Field(default_factory=SemanticSettings, description="the path scorer's settings")
 
 
 class Retriever(Role[RetrieverSettings]):
@@ -33,8 +35,9 @@ class Retriever(Role[RetrieverSettings]):
     @handles
     async def on_plan(self, plan: RetrievalPlan, ctx: RoleContext) -> Subgraph:
         if not plan.kept:
-            return Subgraph(triples=[], source=plan.reason or "the plan kept no path", question=plan.question)
-        layer = SemanticLayer(ctx.tools, team_similarity(ctx.tools))
+            return Subgraph(triples=[], source="kerag", reason=plan.reason or "the plan kept no path",
+                            question=plan.question)
+        layer = SemanticLayer(ctx.tools, team_similarity(ctx.tools), self.settings.semantic)
         graph = await retrieve(layer, plan.question, plan.mentions, plan.kept,
                                Limits(executed=self.settings.executed, triple_budget=self.settings.triple_budget),
                                plan.combine)

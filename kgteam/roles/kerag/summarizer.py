@@ -71,11 +71,12 @@ class Summarizer(Role[SummarizerSettings]):
     async def _answer(self, graph: Subgraph, ctx: RoleContext, *, use_model: bool) -> Answer:
         fallbacks = fallback_keys(getattr(ctx.trace, "events", []))
         if not graph.readings:
-            why = graph.source if graph.source and graph.source != "kerag" else \
-                "no path from the question's entities returned anything"
+            why = graph.reason or "no path from the question's entities returned anything"
             return Answer(text=f"I don't know: {why}.", status="unknown", grounded=False, fallbacks=fallbacks)
         nodes = {t.subject for t in graph.triples} | {t.object for t in graph.triples if not t.object_is_literal}
-        answer_iris = {str(a["value"]) for r in graph.readings for a in r.answers if a.get("type") == "uri"}
+        # labels for the readings a model may see or the answer may take, not for every reading's answers
+        answer_iris = {str(a["value"]) for r in graph.readings[: self.settings.max_offered]
+                       for a in r.answers[: self.settings.max_listed] if a.get("type") == "uri"}
         labels = await ctx.tools["labels_for"](sorted(nodes | answer_iris | {t.predicate for t in graph.triples}))
         triples = [t.model_copy(update={"subject_label": labels.get(t.subject) or readable_name(t.subject),
                                         "predicate_label": labels.get(t.predicate) or readable_name(t.predicate),
@@ -86,6 +87,9 @@ class Summarizer(Role[SummarizerSettings]):
         if use_model and len(graph.readings) > 1:
             chosen = await self._vote(graph, triples, labels, ctx) or chosen
         confidence = path_confidence(chosen, graph.readings)
+        missing = [str(a["value"]) for a in chosen.answers if a.get("type") == "uri" and str(a["value"]) not in labels]
+        if missing:
+            labels.update(await ctx.tools["labels_for"](missing))
         values = [_label(a, labels) for a in chosen.answers]
         cited = reading_triples(graph, chosen)
         matches = [m for i in chosen.paths for m in graph.paths[i].steps]
@@ -112,13 +116,17 @@ class Summarizer(Role[SummarizerSettings]):
 
     @staticmethod
     def _grounded(graph: Subgraph, reading: Reading, triples: list[EvidenceTriple], values: list[AnswerValue]) -> bool:
-        """One path: its triples reach every answer along relations the question's words named. A
-        join: each path's triples reach the first answer; a step the words leave unnamed there is
-        the one relation that makes the two entities' answers meet, so the facts decide it."""
+        """One path: its walks reach every answer along relations the question's words named. "And":
+        each path's walks reach the first answer (which both share); a step the words leave unnamed
+        there is the one relation that makes the two entities' answers meet, so the facts decide
+        it. "Or": every answer is reached by the walks of one path or the other."""
+        cited = reading_triples(graph, reading)
         if reading.combine == "single":
-            path = graph.paths[reading.paths[0]]
-            return grounded_by([triples[t] for t in path.triple_ids], values, path.steps)
-        return all(grounded_by([triples[t] for t in graph.paths[i].triple_ids], values[:1], [])
+            return grounded_by([triples[t] for t in cited], values, graph.paths[reading.paths[0]].steps)
+        if reading.combine == "or":
+            return grounded_by([triples[t] for t in cited], values, [])
+        mine = set(cited)
+        return all(grounded_by([triples[t] for t in graph.paths[i].triple_ids if t in mine], values[:1], [])
                    for i in reading.paths)
 
     def _evidence_order(self, count: int, cited: list[int]) -> list[int]:
@@ -138,9 +146,10 @@ class Summarizer(Role[SummarizerSettings]):
         """One statement per step of each path, citing the triples that make it true as ``t<n>``:
         the n-th triple of the answer's evidence."""
         out: list[str] = []
+        mine = set(cited)
         for i in reading.paths:
             path = graph.paths[i]
-            ids = [t for t in path.triple_ids if t in set(cited)] or path.triple_ids
+            ids = [t for t in path.triple_ids if t in mine] or path.triple_ids
             for n, step in enumerate(path.steps, start=1):
                 used = [t for t in ids if triples[t].predicate == step.predicate and t in position][:3]
                 shown = "; ".join(f"t{position[t]} {one_line(triples[t].readable())}" for t in used)
@@ -152,18 +161,22 @@ class Summarizer(Role[SummarizerSettings]):
 
     async def _vote(self, graph: Subgraph, triples: list[EvidenceTriple], labels: dict[str, str],
                     ctx: RoleContext) -> Reading | None:
+        """The model picks among the best readings (ids only), each citing the facts it rests on;
+        those facts are listed first, numbered for this prompt (``f1`` ...)."""
         offered = graph.readings[: self.settings.max_offered]
+        cites = [reading_triples(graph, r)[:6] for r in offered]
+        order = list(dict.fromkeys([*(t for c in cites for t in c), *range(len(triples))]))[: self.settings.max_facts]
+        number = {t: n for n, t in enumerate(order, start=1)}
         options = []
-        for n, reading in enumerate(offered):
+        for n, (reading, cited) in enumerate(zip(offered, cites, strict=True)):
             names = [_label(a, labels).label for a in reading.answers[:5]]
-            cites = " ".join(f"t{t}" for t in reading_triples(graph, reading)[:6])
+            shown = " ".join(f"f{number[t]}" for t in cited if t in number)
             options.append(Option(key=str(n), label=one_line(f"{self._explain(graph, reading)} -> {', '.join(names)}"),
-                                  score=reading.score, detail=f"facts {cites}"))
-        facts = "\n".join(f"t{i}: {one_line(t.readable())}" for i, t in enumerate(triples[: self.settings.max_facts]))
+                                  score=reading.score, detail=f"facts {shown}" if shown else ""))
+        facts = "\n".join(f"f{number[t]}: {one_line(triples[t].readable())}" for t in order)
         res = await choose(ctx, role=self.instance_name, decision="reading", prompt=self.prompt("kerag_summarize"),
                            options=options, k=1, values={"question": fence(graph.question, tag="question"),
                                                          "facts": fence(facts, tag="facts")},
                            llm_weight=self.settings.llm_weight, max_repairs=self.settings.max_repairs,
                            max_offered=self.settings.max_offered)
         return offered[int(res.chosen[0].key)] if res.chosen else None
-
