@@ -28,7 +28,7 @@ class PlannerSettings(BaseModel):
     use_model: bool = Field(True, description="let the model propose topic mentions (checked against the KG)")
     max_mentions: int = Field(3, ge=1, le=10, description="topic mentions per question")
     max_entities: int = Field(3, ge=1, le=10, description="KG entities tried per mention")
-    max_repairs: int = Field(1, ge=0, le=3)
+    max_repairs: int = Field(1, ge=0, le=3, description="repairs asked after an invalid model reply")
 
 
 class ProposedMentions(BaseModel):

@@ -34,7 +34,7 @@ class SchemaFilterSettings(BaseModel):
     max_hops: int = Field(3, ge=1, le=3, description="the plan is sufficient at this many hops")
     max_offered: int = Field(12, ge=2, le=30, description="paths shown to the model")
     swing: int = Field(3, ge=1, le=10, description="paths on each side of a mention's cut the model may swap")
-    max_repairs: int = Field(1, ge=0, le=3)
+    max_repairs: int = Field(1, ge=0, le=3, description="repairs asked after an invalid model reply")
     semantic: SemanticSettings = Field(default_factory=SemanticSettings, description="the path scorer's settings")
 
 

@@ -32,10 +32,10 @@ class SummarizerSettings(BaseModel):
                                   "and the best reading is kept as a guess")
     max_offered: int = Field(5, ge=2, le=20, description="readings shown to the model")
     max_facts: int = Field(40, ge=1, le=300, description="triples shown to the model")
-    llm_weight: float = Field(0.3, ge=0.0)
-    max_repairs: int = Field(1, ge=0, le=3)
+    llm_weight: float = Field(0.3, ge=0.0, description="how much a valid model vote adds to a normalised score")
+    max_repairs: int = Field(1, ge=0, le=3, description="repairs asked after an invalid model reply")
     max_listed: int = Field(25, ge=1, description="answer labels listed in the text")
-    max_evidence_triples: int = Field(60, ge=1)
+    max_evidence_triples: int = Field(60, ge=1, description="triples carried as the answer's evidence")
 
 
 def _label(term: dict[str, object], labels: dict[str, str]) -> AnswerValue:
