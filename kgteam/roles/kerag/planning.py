@@ -356,11 +356,16 @@ async def _joined(layer: SemanticLayer, question: str, topics: Sequence[TopicMen
             if not answers:
                 continue
             sa, sb = _relation_path(_as_planned(pa)).steps, _relation_path(_as_planned(pb)).steps
-            best, scorer = max(((from_a.score((*sa, *sb)), from_a), (from_b.score((*sb, *sa)), from_b)),
-                               key=lambda t: t[0].score)
-            # two paths side by side, not one longer path: only the longer one's hops are charged
-            score = (best.score + layer.settings.scoring.hop_penalty * min(len(sa), len(sb))
-                     + _co_named(scorer, best, [*sa, *sb]))
+            if [s.key for s in sa] == [s.key for s in sb]:
+                # the same relation from both entities ("issued by X or by Y"): named once, walked once
+                best, scorer = max(((from_a.score(sa), from_a), (from_b.score(sb), from_b)), key=lambda t: t[0].score)
+                score = best.score + _co_named(scorer, best, sa)
+            else:
+                best, scorer = max(((from_a.score((*sa, *sb)), from_a), (from_b.score((*sb, *sa)), from_b)),
+                                   key=lambda t: t[0].score)
+                # two paths side by side, not one longer path: only the longer one's hops are charged
+                score = (best.score + layer.settings.scoring.hop_penalty * min(len(sa), len(sb))
+                         + _co_named(scorer, best, [*sa, *sb]))
             # a join counts as named: which relation links an entity the words leave unnamed ("makers
             # at X *from* Y") is decided by the answers meeting, and rival joins still lower the confidence
             out.append(Reading(paths=[i, j], combine=combine, score=round(score, 4), support=CONFIDENCE_SUPPORT,
