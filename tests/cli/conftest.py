@@ -18,6 +18,9 @@ from kgteam.roles.base import Role, RoleContext
 from kgteam.roles.contract import handles
 from kgteam.tools.sparql_guard import sparql_iri
 
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from mini_team import MINI_GRAPH  # noqa: E402
+
 KB = """\
 My Big Fat Greek Wedding|directed_by|Joel Zwick
 My Big Fat Greek Wedding|in_language|Greek
@@ -116,15 +119,7 @@ description: linker + answerer over a six-triple KG
 model:
   provider: scripted
   script: script.json
-kg:
-  backend: oxigraph
-  name: mini
-roles:
-  - t_linker
-  - t_answerer
-routes:
-  - {kind: question, sender: user, to: t_linker}
-  - {kind: entity_candidates, to: t_answerer}
+""" + MINI_GRAPH + """\
 budgets:
   max_llm_calls: 5
   timeout_s: 30

@@ -16,6 +16,9 @@ from kgteam.cli.app import app
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "llm"))
 from fault_server import FaultServer  # noqa: E402
 
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from mini_team import MINI_GRAPH  # noqa: E402
+
 runner = CliRunner()
 WIDE = {"COLUMNS": "400"}  # one panel line per message, so counting a message's repeats is exact
 
@@ -27,15 +30,7 @@ model:
   base_url: {base_url}
   timeout_s: {model_timeout}
   max_retries: 0
-kg:
-  backend: oxigraph
-  name: mini
-roles:
-  - t_linker
-  - t_answerer
-routes:
-  - {{kind: question, sender: user, to: t_linker}}
-  - {{kind: entity_candidates, to: t_answerer}}
+""" + MINI_GRAPH.replace("{", "{{").replace("}", "}}") + """\
 budgets:
   timeout_s: {run_timeout}
 """
