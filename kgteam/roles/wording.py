@@ -13,6 +13,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable
 
+from kgteam.llm.fencing import one_line
 from kgteam.roles.semantic.text import STOPWORDS, stem
 
 _URL = re.compile(r"(?:https?://|www\.)\S+|\b[\w-]+\.(?:com|org|net|io|info|example|xyz|ru)\b", re.IGNORECASE)
@@ -78,3 +79,11 @@ def wording_problem(answer: str, listed: list[str], plain: str, question: str,
     if len(answer) > 2 * len(plain) + 100:
         return "the answer is much longer than the results; keep it short"
     return None
+
+
+def answer_list(labels: list[str], limit: int) -> str:
+    """The plain list of answer labels, each shown as one line of data (a label is never markup):
+    the text every answering role falls back to."""
+    shown = [one_line(label) for label in labels[:limit]]
+    more = len(labels) - len(shown)
+    return ", ".join(shown) + (f" (and {more} more)" if more > 0 else "")

@@ -28,11 +28,12 @@ from kgteam.roles.semantic.layer import SemanticLayer
 from kgteam.roles.semantic.mentions import Mention, mention_in, spot_mentions
 from kgteam.roles.semantic.paths import PathStep, RelationPath, extend, first_hops, path_query
 from kgteam.roles.semantic.scoring import PathScore, QuestionScorer, lexical_similarity
-from kgteam.roles.semantic.text import WH_WORDS, is_content, tokenize
+from kgteam.roles.semantic.text import WH_WORDS, content_units, tokenize
 from kgteam.tools.types import LabelHit, ToolError
 
 ANSWER_LIMIT = 1000  # end values fetched per path (answers are compared across paths)
 MAX_READINGS = 50  # readings kept per question, best first
+CITED_READINGS = 5  # readings walked even when the budget is full (their walks may reuse its triples)
 
 
 @dataclass(frozen=True)
@@ -152,10 +153,8 @@ def words_left(question: str, topics: Sequence[TopicMention], path: PlannedPath)
     """The question's content words (outside every topic, question words aside) that no step of
     ``path`` was named by."""
     used = {w for s in path.steps if s.words for w in s.words.lower().split()}
-    spans = [(t.start, t.end) for t in topics]
-    return [t.lower for i, t in enumerate(tokenize(question))
-            if is_content(t) and t.lower not in WH_WORDS and not any(a <= i < b for a, b in spans)
-            and t.lower not in used]
+    _, units = content_units(question, None, [(t.start, t.end) for t in topics])
+    return [u.text for u in units if len(u.positions) == 1 and u.text not in WH_WORDS and u.text not in used]
 
 
 def _with_score(path: PlannedPath, score: PathScore) -> PlannedPath:
@@ -193,34 +192,35 @@ async def _answers(tools: Any, path: RelationPath) -> list[dict[str, Any]]:
     return [row[var].model_dump(exclude_none=True) for row in res.rows if var in row]
 
 
+Step = tuple[str, str, str, bool, str | None]  # subject, predicate, object, object is a literal, its datatype
+
+
 @dataclass
 class _Walks:
-    """A path's walks from its entity (the rows of its all-variables query, fetched once): each
-    walk is the end value it reaches and the triples it steps over."""
+    """A path's walks from its entity (the rows of its all-variables query, fetched once), by the
+    end value each reaches: a walk is the steps it takes (made evidence triples only when used)."""
 
-    walks: list[tuple[str, list[EvidenceTriple]]]
+    by_end: dict[str, list[list[Step]]]
     truncated: bool
 
 
 async def _walks(tools: Any, path: RelationPath, cap: int) -> _Walks:
     res = await tools["run_sparql"](path_query(path, all_vars=True), limit=cap)
-    out: list[tuple[str, list[EvidenceTriple]]] = []
+    by_end: dict[str, list[list[Step]]] = {}
     for row in res.rows:
-        walk: list[EvidenceTriple] = []
+        walk: list[Step] = []
         prev = path.entity
         for i, step in enumerate(path.steps, start=1):
             term = row.get(f"x{i}")
             if term is None:
                 break
-            literal = term.type == "literal"
+            literal = term.type == "literal" and step.direction == "out"
             s, o = (prev, term.value) if step.direction == "out" else (term.value, prev)
-            walk.append(EvidenceTriple(subject=s, predicate=step.predicate, object=o,
-                                       object_is_literal=literal and step.direction == "out",
-                                       object_datatype=term.datatype if literal else None))
+            walk.append((s, step.predicate, o, literal, term.datatype if literal else None))
             prev = term.value
         if len(walk) == len(path.steps):
-            out.append((prev, walk))
-    return _Walks(out, bool(getattr(res, "truncated", False)))
+            by_end.setdefault(prev, []).append(walk)
+    return _Walks(by_end, bool(getattr(res, "truncated", False)))
 
 
 class _Evidence:
@@ -232,18 +232,21 @@ class _Evidence:
         self.index: dict[tuple[str, str, str], int] = {}
         self.truncated = False
 
-    def add(self, walk: list[EvidenceTriple]) -> list[int] | None:
+    @property
+    def full(self) -> bool:
+        return len(self.triples) >= self.budget
+
+    def add(self, walk: list[Step]) -> list[int] | None:
         """The ids of the walk's triples (adding the new ones), or None when they do not fit."""
-        keys = [(t.subject, t.predicate, t.object) for t in walk]
-        new = [t for t, k in zip(walk, keys, strict=True) if k not in self.index]
+        new = [step for step in walk if step[:3] not in self.index]
         if len(self.triples) + len(new) > self.budget:
             self.truncated = True
             return None
-        for t, k in zip(walk, keys, strict=True):
-            if k not in self.index:
-                self.index[k] = len(self.triples)
-                self.triples.append(t)
-        return [self.index[k] for k in keys]
+        for s, p, o, literal, datatype in new:
+            self.index[(s, p, o)] = len(self.triples)
+            self.triples.append(EvidenceTriple(subject=s, predicate=p, object=o, object_is_literal=literal,
+                                               object_datatype=datatype))
+        return [self.index[step[:3]] for step in walk]
 
 
 async def retrieve(layer: SemanticLayer, question: str, topics: Sequence[TopicMention],
@@ -304,27 +307,32 @@ async def _walk_readings(tools: Any, paths: list[RankedPath], relations: list[Re
     ``triple_ids``; says whether walks were left out."""
     evidence = _Evidence(budget)
     fetched: dict[int, _Walks] = {}
+    on_path: dict[int, set[int]] = {}
     cap = min(20 * budget, 5000)
-    for reading in readings:
-        wanted = {str(a.get("value")) for a in reading.answers}
+    for rank, reading in enumerate(readings):
+        wanted = list(dict.fromkeys(str(a.get("value")) for a in reading.answers))
         ids: list[int] = []
         for i in reading.paths:
+            if i not in fetched and evidence.full and rank >= CITED_READINGS:
+                continue  # a full budget: only readings a summary may show fetch their walks
             if i not in fetched:
                 try:
                     fetched[i] = await _walks(tools, relations[i], cap)
                 except ToolError:
-                    fetched[i] = _Walks([], False)
+                    fetched[i] = _Walks({}, False)
                 evidence.truncated = evidence.truncated or fetched[i].truncated
-            reached: set[str] = set()
-            for end, walk in fetched[i].walks:
-                if end in reached or end not in wanted:
-                    continue  # one walk per answer
-                got = evidence.add(walk)
+            mine = on_path.setdefault(i, set(paths[i].triple_ids))
+            for end in wanted:
+                # one walk per answer: the first of its walks that fits the budget
+                got = next((g for walk in fetched[i].by_end.get(end, ()) if (g := evidence.add(walk)) is not None),
+                           None)
                 if got is None:
                     continue
-                reached.add(end)
                 ids += got
-                paths[i].triple_ids += [t for t in got if t not in paths[i].triple_ids]
+                for t in got:
+                    if t not in mine:
+                        mine.add(t)
+                        paths[i].triple_ids.append(t)
         reading.triple_ids = list(dict.fromkeys(ids))
     return evidence.triples, evidence.truncated
 

@@ -21,6 +21,7 @@ from kgteam.roles.choice import Option, choose, fallback_keys
 from kgteam.roles.contract import handles
 from kgteam.roles.kerag.planning import reading_triples
 from kgteam.roles.semantic.grounding import grounded_by
+from kgteam.roles.wording import answer_list
 from kgteam.tools.iri import readable_name
 
 
@@ -44,11 +45,6 @@ def _label(term: dict[str, object], labels: dict[str, str]) -> AnswerValue:
     if term.get("type") == "uri":
         return AnswerValue(label=one_line(labels.get(value) or readable_name(value)), iri=value)
     return AnswerValue(label=one_line(value))
-
-
-def _join(names: list[str], limit: int) -> str:
-    shown = names[:limit]
-    return ", ".join(shown) + (f" (and {len(names) - len(shown)} more)" if len(names) > len(shown) else "")
 
 
 class Summarizer(Role[SummarizerSettings]):
@@ -106,11 +102,11 @@ class Summarizer(Role[SummarizerSettings]):
             ctx.trace.record("abstain", role=self.instance_name, confidence=confidence,
                              threshold=self.settings.min_confidence)
             return Answer(text=f"I don't know: my best reading ({self._explain(graph, chosen)}) is not certain "
-                               f"enough (confidence {confidence:.2f}). Best guess: {_join(names, 5)}.",
+                               f"enough (confidence {confidence:.2f}). Best guess: {answer_list(names, 5)}.",
                           status="unknown", grounded=False, confidence=confidence, guess=values, evidence=evidence,
                           fallbacks=fallbacks)
         grounded = self._grounded(graph, chosen, triples, values) and bool(cited)
-        text = _join(names, self.settings.max_listed)
+        text = answer_list(names, self.settings.max_listed)
         return Answer(text=text, values=values, status="answered", grounded=grounded, confidence=confidence,
                       evidence=evidence, fallbacks=fallbacks)
 
@@ -156,7 +152,7 @@ class Summarizer(Role[SummarizerSettings]):
                 out.append(f"{path.mention} step {n}: {step.explain()} — {shown or 'no triple fetched'}")
         if reading.combine != "single":
             out.append(f"{'both' if reading.combine == 'and' else 'either'} paths lead to: "
-                       + _join([v.label for v in values], 5))
+                       + answer_list([v.label for v in values], 5))
         return out
 
     async def _vote(self, graph: Subgraph, triples: list[EvidenceTriple], labels: dict[str, str],

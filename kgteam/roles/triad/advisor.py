@@ -35,7 +35,7 @@ from kgteam.roles.contract import handles
 from kgteam.roles.lineage import Lineage
 from kgteam.roles.semantic.grounding import grounded_by
 from kgteam.roles.triad.templates import Chain, TemplateError, build_query, from_query, parse_chain
-from kgteam.roles.wording import wording_problem
+from kgteam.roles.wording import answer_list, wording_problem
 from kgteam.tools.types import ToolError
 
 
@@ -61,14 +61,6 @@ class OwnAnswer(BaseModel):
     answer: str = ""
 
 
-
-
-def _join(labels: list[str], limit: int) -> str:
-    """The plain list of answer labels, each shown as one line of data (a label is never markup)."""
-    shown = [one_line(label) for label in labels[:limit]]
-    more = len(labels) - len(shown)
-    text = ", ".join(shown)
-    return text + (f" (and {more} more)" if more > 0 else "")
 
 
 class Advisor(Role[AdvisorSettings]):
@@ -134,10 +126,10 @@ class Advisor(Role[AdvisorSettings]):
                              threshold=self.settings.min_confidence)
             reading = "; ".join(m.explain() for m in matches)
             return Answer(text=f"I don't know: my best reading of the question ({reading}) is not certain enough "
-                               f"(confidence {confidence:.2f}). Best guess: {_join(names, 5)}.",
+                               f"(confidence {confidence:.2f}). Best guess: {answer_list(names, 5)}.",
                           status="unknown", grounded=False, confidence=confidence, guess=answer_values,
                           evidence=evidence, fallbacks=fallback_keys(getattr(ctx.trace, "events", [])))
-        text = _join(names, self.settings.max_listed)
+        text = answer_list(names, self.settings.max_listed)
         if phrase and names:
             said = [*(m.label for m in matches), *(lab for t in triples for lab in
                                                      (t.subject_label, t.predicate_label, t.object_label))]
@@ -168,7 +160,7 @@ class Advisor(Role[AdvisorSettings]):
             missing = [n for n in listed if n.lower() not in out.answer.lower()]
             if missing:
                 return f"the answer must name every result; missing: {missing[:5]}"
-            return wording_problem(out.answer, listed, _join(listed, len(listed)), question, evidence)
+            return wording_problem(out.answer, listed, answer_list(listed, len(listed)), question, evidence)
 
         res = await produce(ctx, role=self.instance_name, decision="answer", prompt=self.prompt("advisor_answer"),
                             output=PhrasedAnswer, values={"question": fence(question, tag="question"),
@@ -284,7 +276,7 @@ class Advisor(Role[AdvisorSettings]):
             out: OwnAnswer | None = res.value
             if out is not None and (out.answers or out.answer.strip()):
                 names = [a for a in out.answers if a.strip()] or [out.answer.strip()]
-                return Answer(text=f"{_join(names, self.settings.max_listed)} (not found in the knowledge graph; "
+                return Answer(text=f"{answer_list(names, self.settings.max_listed)} (not found in the knowledge graph; "
                                    "from the model's own knowledge, unverified)",
                               values=[AnswerValue(label=n) for n in names], status="answered", grounded=False,
                               fallbacks=fallback_keys(getattr(ctx.trace, "events", [])))
