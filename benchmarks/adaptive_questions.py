@@ -41,7 +41,7 @@ def main() -> int:
     rng = random.Random(args.seed)
     kb = [line.rstrip("\n").split("|")
           for line in (SHARED / "metaqa" / "kb.txt").read_text(encoding="utf-8").splitlines()]
-    names = {x for s, _, o in kb for x in (s, o)}
+    names = {x.casefold() for s, _, o in kb for x in (s, o)}  # a title the KG has in any case is not "web"
     actors: dict[str, set[str]] = {}
     for s, r, o in kb:
         if r == "starred_actors":
@@ -59,7 +59,7 @@ def main() -> int:
         if title_count[t] > 1 or len(t) < 4:
             continue  # two plots under one title: the question could not say which
         cast = {c.strip() for c in r["Cast"].split(",") if c.strip()}
-        roles = [(c, a) for c, a in ROLE.findall(r["Plot"]) if a in cast and c not in t and c not in names]
+        roles = [(c, a) for c, a in ROLE.findall(r["Plot"]) if a in cast and c not in t and c.casefold() not in names]
         seen: set[str] = set()
         for c, a in roles:
             if c in seen:
@@ -68,10 +68,10 @@ def main() -> int:
             item = {"question": rng.choice(PLAYS).format(c=c, t=t), "answers": [a], "gold_doc": t, "answer_text": a}
             if t in actors and a in actors[t]:
                 both.append({**item, "route": "both"})
-            elif t not in names:
+            elif t.casefold() not in names:
                 web.append({**item, "route": "web"})
         director = r["Director"].strip()
-        if t not in names and director and director.lower() != "unknown" and "," not in director and " and " not in director:
+        if t.casefold() not in names and director and director.lower() != "unknown" and "," not in director and " and " not in director:
             web.append({"question": rng.choice(DIRECTED).format(t=t, y=r["Release Year"]), "answers": [director],
                         "gold_doc": t, "answer_text": director, "route": "web"})
     kg: list[dict] = []

@@ -4,7 +4,9 @@ The graph route passes the graph sub-team's answer through when it is one; when 
 not know, the question goes to the documents instead. On "both" the graph's answer is kept and
 the documents are searched. From documents the answer is a name they write next to the
 question's words (``reading.answer_candidates``); with a graph answer as well, the values both
-agree on come first, so the graph narrows what the text picks. A model, when there is one, may
+agree on come first (the graph narrows what the text picks), then a name the documents single
+out (the question named something the graph does not know, so its answer may ignore it), then
+the graph's answer. A model, when there is one, may
 choose among those listed candidates (ids only): it never writes a value of its own. The text
 is at most three sentences and cites its documents; below ``min_score`` it is "I don't know".
 """
@@ -55,7 +57,9 @@ class Generator(Role[GeneratorSettings]):
 
     @handles
     async def on_graph_answer(self, answer: Answer, ctx: RoleContext) -> Draft | RouteDecision:
-        asked = ctx.ancestor(Question)
+        # the router's question carries the route; the sub-team's own copies of it may not
+        routed = [q for q in ctx.ancestors(Question) if q.route is not None]
+        asked = routed[0] if routed else ctx.ancestor(Question)
         question = asked.text if asked else ""
         route = (asked.route if asked else None) or "kg"
         knows = answer.status == "answered" and bool(answer.values)

@@ -16,7 +16,7 @@ from kgteam.roles.semantic.text import STOPWORDS, WH_WORDS, normalise, stem, tok
 _SENTENCE = re.compile(r"(?<=[.!?])(?<!\b[A-Z]\.)(?<!\b(?:Mr|Dr|Ms|St|Jr|Sr)\.)(?<!\bMrs\.)\s+(?=[A-Z\"'(\[])|\n+")
 # a name: capitalised words, allowing initials ("D. W. Griffith") and short joiners inside ("Anne of Green Gables")
 _NAME = re.compile(
-    r"[A-Z][\w'’-]*\.?(?:\s+(?:(?:of|de|la|von|van|der|the|da|du|le)\s+)?[A-Z][\w'’-]*\.?)*")
+    r"[A-Z][\w'’-]*\.?(?:\s+(?:(?:of|de|la|von|van|der|the|da|du|le)\s+){0,2}[A-Z][\w'’-]*\.?)*")
 _JOINERS = {"of", "de", "la", "von", "van", "der", "the", "da", "du", "le"}
 _INITIAL = re.compile(r"^[A-Z]\.$")
 MAX_SENTENCE_CHARS = 600
@@ -96,6 +96,13 @@ class Candidate:
     support: list[tuple[str, str]] = field(default_factory=list)  # (document id, sentence)
 
 
+def _without_possessive(span: NameSpan) -> NameSpan:
+    for mark in ("'s", "’s"):
+        if span.text.endswith(mark):
+            return NameSpan(span.text[: -len(mark)], span.start, span.end - len(mark))
+    return span
+
+
 def _closeness(sentence: str, span: NameSpan, anchors: list[tuple[int, int]]) -> float:
     """1 when the span touches one of the question's words in the sentence, falling with distance
     in words."""
@@ -148,12 +155,16 @@ def answer_candidates(question: str, documents: list[EvidenceDocument], *, limit
             overlap = shared / max(1, len(q_words) + len(q_names))
             anchors = _anchors(sentence, focus, q_names)
             for span in names_in(sentence):
+                span = _without_possessive(span)
                 if any(contains_name(n, span.text) or contains_name(span.text, n) for n in q_names):
                     continue
                 if contains_name(title, span.text) and normalise(span.text) == normalise(title):
                     continue
                 near = _closeness(sentence, span, anchors)
-                score = doc_weight * about * (0.5 * overlap + 0.5 * near)
+                # standing right beside the words that say what is asked counts most; a lone
+                # capitalised word (an adjective of nationality, a place) is a weaker name
+                single = 0.8 if len(span.text.split()) == 1 else 1.0
+                score = doc_weight * about * single * (0.3 * overlap + 0.7 * near)
                 key = normalise(span.text)
                 cand = by_text.get(key)
                 if cand is None:
