@@ -455,8 +455,9 @@ class GradedDocuments(Payload):
     proposals: list[ProposedTriple] = Field(default_factory=list)  # filled by the triple extractor
 
     def summary(self) -> str:
+        kept = "; ".join(shorten(d.title or d.id, 30) for d in self.kept[:3]) or "none"
         extra = f", {len(self.proposals)} proposed triples" if self.proposals else ""
-        return f"kept {len(self.kept)}, dropped {len(self.dropped)}{extra}"
+        return shorten(f"kept {len(self.kept)} ({kept}), dropped {len(self.dropped)}{extra}")
 
 
 class Draft(Payload):

@@ -1,7 +1,7 @@
 """Triple extractor: facts in the kept documents, linked to the KG's entities and relations.
 
-For each sentence of a kept document that writes one of the question's names (or the document's
-own title), the names in it are looked up in the KG's label index; a name the KG knows offers
+For the first sentences of each kept document (a document is about its title, so the title
+counts as named in each of them), the names are looked up in the KG's label index; a name the KG knows offers
 its relations (from the KG's schema of that entity), and the relation whose label the sentence's
 words are closest to links the pair. The result is a proposal for people to review, shown with
 the answer; nothing is written to the KG (``kgteam kg add`` does that, from a reviewed file).
@@ -15,7 +15,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from kgteam.prompts import fence, one_line
 from kgteam.protocols.payloads import GradedDocuments, ProposedTriple
-from kgteam.roles.adaptive.reading import contains_name, content_words, names_in, question_names, sentences
+from kgteam.roles.adaptive.reading import content_words, names_in, sentences
 from kgteam.roles.base import Role, RoleContext
 from kgteam.roles.choice import Option, choose
 from kgteam.roles.contract import handles
@@ -30,8 +30,9 @@ class TripleExtractorSettings(BaseModel):
     use_model: bool = Field(True, description="let the model confirm which proposals the text states")
     documents: int = Field(3, ge=1, le=10, description="kept documents read")
     max_proposals: int = Field(8, ge=0, le=50, description="proposals passed on")
-    min_similarity: float = Field(0.55, ge=0.0, le=1.0, description="how close the sentence's words must be to a relation label")
+    min_similarity: float = Field(0.38, ge=0.0, le=1.0, description="how close the sentence's words must be to a relation label")
     max_names: int = Field(12, ge=1, le=50, description="names looked up per document")
+    sentences: int = Field(8, ge=1, le=100, description="sentences read per document, from its start")
 
 
 class TripleExtractor(Role[TripleExtractorSettings]):
@@ -45,13 +46,10 @@ class TripleExtractor(Role[TripleExtractorSettings]):
         links: dict[str, str | None] = {}
         schemas: dict[str, list[Any]] = {}
         similarity = team_similarity(ctx.tools)
-        anchors = question_names(graded.question)
         for doc in graded.kept[: self.settings.documents]:
             looked = 0
             subject_name = doc.title or ""
-            for sentence in sentences(doc.text):
-                if not any(contains_name(sentence, n) for n in [*anchors, subject_name] if n):
-                    continue
+            for sentence in sentences(doc.text)[: self.settings.sentences]:
                 spans = list(dict.fromkeys(s.text for s in names_in(sentence)))
                 if subject_name and subject_name not in spans:  # the document is about its title
                     spans = [subject_name, *spans]
