@@ -379,16 +379,77 @@ class PseudoGraph(Payload):
         return f"{len(self.triples)} pseudo-triples"
 
 
+class Anchors(Payload):
+    """R3: the entities a question is about (linker and model, united) and what kind of question it is."""
+
+    kind: Literal["anchors"] = "anchors"
+    question: str
+    form: Literal["claim", "yes_no"] = "yes_no"  # a claim is supported / refuted; a question true / false
+    anchors: list[TopicMention] = Field(default_factory=list)
+
+    def summary(self) -> str:
+        return shorten(f"{self.form}: " + ", ".join(a.text for a in self.anchors) if self.anchors
+                       else f"{self.form}: no entity the KG knows")
+
+
+AxiomForm = Literal["path", "same", "compare", "count"]
+
+
 class Axiom(Payload):
-    """A general rule (R3) whose premises are checkable facts; alternatives are ranked by ``score``."""
+    """A general rule (R3) whose premises are checkable facts; alternatives are ranked by ``score``.
+
+    ``patterns`` are the premises as triple patterns over the anchors' IRIs, relation IRIs and
+    variables (``?x``); ``form`` says how they decide: ``path`` (the first anchor reaches the second
+    through ``steps``), ``same`` (both anchors share a value of one relation), ``compare``/``count``
+    (the anchors' values, or how many they have, compared by ``op``)."""
 
     kind: Literal["axiom"] = "axiom"
     text: str
     premises: list[str] = Field(default_factory=list)
     score: float | None = None
+    form: AxiomForm | None = None
+    patterns: list[TriplePattern] = Field(default_factory=list)
+    conclusion: str = ""
+    anchors: list[str] = Field(default_factory=list)  # anchor IRIs, in the rule's order
+    anchor_labels: list[str] = Field(default_factory=list)
+    steps: list[RelationMatch] = Field(default_factory=list)  # the relation path (path/same/compare/count)
+    op: Literal["lt", "gt"] | None = None  # compare/count: first anchor's value op the second's
+    source: Literal["rule", "model"] = "rule"
 
     def summary(self) -> str:
         return shorten(self.text)
+
+
+class SelectedFacts(Payload):
+    """R3: the listed KG triples a branch may use for its axiom, and the entities expanded so far."""
+
+    kind: Literal["selected_facts"] = "selected_facts"
+    triples: list[EvidenceTriple] = Field(default_factory=list)
+    expanded: list[str] = Field(default_factory=list)
+    offered: int = 0  # triples listed before the pick (premise fetches and dense top-k)
+
+    def summary(self) -> str:
+        return f"{len(self.triples)} facts picked of {self.offered}, {len(self.expanded)} entities expanded"
+
+
+VerdictName = Literal["true", "false", "unknown"]
+
+
+class Verdict(Payload):
+    """R3: a branch's answer. True/False only when every premise is bound to listed triples."""
+
+    kind: Literal["verdict"] = "verdict"
+    verdict: VerdictName
+    label: str  # as people read it: True / False / supported / refuted / not enough info / I don't know
+    axiom: str = ""
+    reasoning: list[str] = Field(default_factory=list)  # statements citing triples by position (t0 ...)
+    triples: list[EvidenceTriple] = Field(default_factory=list)
+    missing: list[str] = Field(default_factory=list)  # premises no listed triple binds
+    final: bool = False  # no further expansion will be tried on this branch
+
+    def summary(self) -> str:
+        return shorten(f"{self.label}" + (f" (missing: {'; '.join(self.missing[:2])})" if self.missing else "")
+                       + f" — {self.axiom}")
 
 
 class MissingInfo(Payload):
@@ -628,7 +689,7 @@ PAYLOAD_TYPES: dict[str, type[Payload]] = {
     for cls in (
         Question, RouteDecision, TriplePatterns, AnswerType, SparqlTemplate, EntityCandidates,
         RelationCandidates, QueryCandidates, QueryResult, RelationPaths, RetrievalPlan, Subgraph, PseudoGraph,
-        Axiom, MissingInfo, Documents, GradedDocuments, Draft, Grade, RetrySignal, BudgetExceeded, BranchPruned, Join, Answer,
+        Anchors, Axiom, SelectedFacts, Verdict, MissingInfo, Documents, GradedDocuments, Draft, Grade, RetrySignal, BudgetExceeded, BranchPruned, Join, Answer,
     )
 }
 
