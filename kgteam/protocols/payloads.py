@@ -429,7 +429,9 @@ class SelectedFacts(Payload):
     offered: int = 0  # triples listed before the pick (premise fetches and dense top-k)
 
     def summary(self) -> str:
-        return f"{len(self.triples)} facts picked of {self.offered}, {len(self.expanded)} entities expanded"
+        shown = "; ".join(t.readable() for t in self.triples[:2])
+        more = f" (+{len(self.triples) - 2})" if len(self.triples) > 2 else ""
+        return shorten(f"{len(self.triples)} of {self.offered} facts, {len(self.expanded)} expanded: {shown}{more}")
 
 
 VerdictName = Literal["true", "false", "unknown"]

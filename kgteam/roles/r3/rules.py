@@ -40,6 +40,7 @@ COMPARATIVES = {"older": "lt", "earlier": "lt", "before": "lt", "sooner": "lt",
                 "greater": "gt", "smaller": "lt", "lower": "lt", "longer": "gt", "shorter": "lt"}
 _NUMBER = re.compile(r"^-?\d+(?:\.\d+)?")
 MAX_VALUES = 60  # values fetched per anchor and hop
+MIN_NAMED = 0.5  # how strongly the question's words must name each relation of a path rule
 
 
 def question_form(question: str) -> str:
@@ -155,8 +156,8 @@ async def candidate_axioms(layer: SemanticLayer, question: str, anchors: Sequenc
     elif second is not None:
         paths = await _ranked_paths(layer, question, firm, first, hops=hops, keep=keep * 2)
         for p in paths:
-            if p.literal_end or p.score <= 0:
-                continue  # a rule the question's words do not name decides nothing
+            if p.literal_end or p.score <= 0 or not all(s.words and s.strength >= MIN_NAMED for s in p.steps):
+                continue  # a rule whose relations the question's words do not all name decides nothing
             what = _steps_text(p.steps)
             out.append(Axiom(text=f"If {first.text} reaches {second.text} through {what}, the claim holds",
                              form="path", steps=p.steps, score=round(p.score, 4),
