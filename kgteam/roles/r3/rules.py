@@ -26,7 +26,7 @@ from kgteam.protocols.evidence import EvidenceTriple, RelationMatch
 from kgteam.protocols.payloads import Axiom, TopicMention, TriplePattern
 from kgteam.roles.kerag.planning import Limits, expand, filter_hop
 from kgteam.roles.semantic import SemanticLayer
-from kgteam.roles.semantic.text import SAMENESS, WH_WORDS, tokenize
+from kgteam.roles.semantic.text import SAMENESS, WH_WORDS, normalise, tokenize
 from kgteam.tools.types import ToolError
 
 AUXILIARIES = frozenset(["is", "are", "was", "were", "did", "does", "do", "could", "can", "has", "have", "had",
@@ -111,6 +111,32 @@ async def _ranked_paths(layer: SemanticLayer, question: str, anchors: Sequence[T
     return sorted(kept, key=lambda p: (-p.score, len(p.steps)))
 
 
+def stated_times(question: str, label: str) -> int:
+    """How often the question writes a relation's label word for word."""
+    want = normalise(label)
+    return len(re.findall(rf"(?<!\S){re.escape(want)}(?!\S)", normalise(question))) if want else 0
+
+
+async def stated_relations(question: str, tools: Any) -> dict[str, int]:
+    """The KG relation labels the question writes word for word, with how often."""
+    try:
+        hits = await tools["search_relations"](question[:500], k=20)
+    except (ToolError, KeyError):
+        return {}
+    out = {h.label: stated_times(question, h.label) for h in hits if h.label}
+    return {label: n for label, n in out.items() if n}
+
+
+def _as_often_as_stated(stated: dict[str, int], paths: list[Any]) -> list[Any]:
+    """Where the question writes relation labels word for word, only the paths that use each of
+    them as often as written ("X has starred actors A and X has starred actors B" is two hops of
+    it): a path that leaves a written relation out, or walks it more often, is not what the
+    sentence says. Wording that matches no label word for word keeps every path."""
+    if not stated:
+        return paths
+    return [p for p in paths if all(sum(1 for s in p.steps if s.label == lab) == n for lab, n in stated.items())]
+
+
 async def candidate_axioms(layer: SemanticLayer, question: str, anchors: Sequence[TopicMention], *,
                            hops: int = 2, keep: int = 4) -> list[Axiom]:
     """The rules that could decide the question, best first (each becomes a branch of the search)."""
@@ -118,6 +144,20 @@ async def candidate_axioms(layer: SemanticLayer, question: str, anchors: Sequenc
     firm = sorted([a for a in anchors if a.iris and a.firm], key=lambda a: a.start)
     if not firm:
         return []
+    if len(firm) == 1:
+        # a lower-case name ("has tags tony burton") may be the other end: each is tried, and only a
+        # path the question's words name, to exactly that entity, makes a rule
+        loose = sorted([a for a in anchors if a.iris and not a.firm], key=lambda a: (-(a.end - a.start), a.start))
+        out: list[Axiom] = []
+        for other in loose[:2]:
+            out += await _axioms_for(layer, question, [firm[0], other], hops=hops, keep=keep)
+        out.sort(key=lambda a: -(a.score or 0.0))
+        return out[:keep]
+    return await _axioms_for(layer, question, firm, hops=hops, keep=keep)
+
+
+async def _axioms_for(layer: SemanticLayer, question: str, firm: list[TopicMention], *, hops: int,
+                      keep: int) -> list[Axiom]:
     first = firm[0]
     second = firm[1] if len(firm) > 1 else None
     comp = comparative(question)
@@ -154,7 +194,9 @@ async def candidate_axioms(layer: SemanticLayer, question: str, anchors: Sequenc
                                  premises=[f"{first.text} — {what} → ?v", f"{second.text} — {what} → ?v"],
                                  conclusion="a common ?v exists"))
     elif second is not None:
-        paths = await _ranked_paths(layer, question, firm, first, hops=hops, keep=keep * 2)
+        stated = await stated_relations(question, layer.tools)
+        paths = _as_often_as_stated(stated, await _ranked_paths(layer, question, firm, first, hops=hops,
+                                                                keep=keep * 2))
         for p in paths:
             if p.literal_end or p.score <= 0 or not all(s.words and s.strength >= MIN_NAMED for s in p.steps):
                 continue  # a rule whose relations the question's words do not all name decides nothing
