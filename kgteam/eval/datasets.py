@@ -349,7 +349,7 @@ def _gold(value: Any) -> GoldAnswer:
     return GoldAnswer(label=value) if isinstance(value, str) else GoldAnswer.model_validate(value)
 
 
-EXTRA_FIELDS = ("kind", "facts", "rule", "kg")  # generic JSONL fields kept in ``extra`` (R3 question kinds)
+EXTRA_FIELDS = ("kind", "facts", "rule", "kg", "profile")  # generic JSONL fields kept in ``extra`` (R3 question kinds)
 
 
 def read_jsonl(path: str | Path, *, dataset: str | None = None) -> list[DatasetItem]:

@@ -7,8 +7,10 @@ position (``t0``, ``t3``). A statement is *verified* when
 2. every cited triple exists in the KG (an ``ASK`` re-executed through the KG tools); and
 3. every cited triple is *named* by the statement: the statement contains (as whole words, after
    the grading normalisation) the label the KG gives the triple's subject or object (the literal
-   itself for a literal object), or the label of its relation. The team's own labels in the
-   evidence are never used, so a real triple cited for a made-up statement does not verify it.
+   itself for a literal object). The relation's label alone is not enough: "Citizen Kane was
+   directed by Orson Welles (t0)" must not be verified by a real ``(Kismet, directed by, William
+   Dieterle)``. The team's own labels in the evidence are never used, so a real triple cited for a
+   made-up statement does not verify it.
 
 The answer's score is the share of its statements verified. An answer without reasoning is "not
 applicable" and counted apart, never as 0 or 1. An *ungrounded verdict* is an answer whose verdict
@@ -56,8 +58,7 @@ def citations(statement: str) -> list[int]:
 
 def _names(statement: str, triple: EvidenceTriple, labels: dict[str, str]) -> bool:
     text = f" {normalize(statement)} "
-    names = [labels.get(triple.subject), labels.get(triple.predicate),
-             triple.object if triple.object_is_literal else labels.get(triple.object)]
+    names = [labels.get(triple.subject), triple.object if triple.object_is_literal else labels.get(triple.object)]
     return any(n and normalize(n) and f" {normalize(n)} " in text for n in names)
 
 
@@ -75,7 +76,7 @@ async def check_verifiability(evidence: Evidence, tools: KGTools) -> Verifiabili
             exists[i] = False
             out.errors.append(f"t{i}: {type(exc).__name__}: {exc}"[:200])
     iris = {x for i in cited_all for t in [evidence.triples[i]]
-            for x in (t.subject, t.predicate, *([] if t.object_is_literal else [t.object]))}
+            for x in (t.subject, *([] if t.object_is_literal else [t.object]))}
     try:
         labels = await tools.labels_for(sorted(iris)) if iris else {}
     except Exception as exc:  # no labels: nothing can be named, so nothing verifies
