@@ -413,6 +413,7 @@ class Axiom(Payload):
     anchors: list[str] = Field(default_factory=list)  # anchor IRIs, in the rule's order
     anchor_labels: list[str] = Field(default_factory=list)
     steps: list[RelationMatch] = Field(default_factory=list)  # the relation path (path/same/compare/count)
+    steps_b: list[RelationMatch] = Field(default_factory=list)  # the second anchor's path, when it differs
     op: Literal["lt", "gt"] | None = None  # compare/count: first anchor's value op the second's
     source: Literal["rule", "model"] = "rule"
 

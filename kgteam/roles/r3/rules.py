@@ -39,6 +39,8 @@ COMPARATIVES = {"older": "lt", "earlier": "lt", "before": "lt", "sooner": "lt",
                 "more": "gt", "fewer": "lt", "less": "lt", "larger": "gt", "bigger": "gt", "higher": "gt",
                 "greater": "gt", "smaller": "lt", "lower": "lt", "longer": "gt", "shorter": "lt"}
 _NUMBER = re.compile(r"^-?\d+(?:\.\d+)?")
+_DATE = re.compile(r"^\d{4}-\d{2}(-\d{2})?")
+AGE_WORDS = frozenset(["older", "younger"])  # their direction depends on ages versus dates
 MAX_VALUES = 60  # values fetched per anchor and hop
 MIN_NAMED = 0.5  # how strongly the question's words must name each relation of a path rule
 
@@ -68,7 +70,7 @@ def comparative(question: str) -> str | None:
 
 
 def has_sameness(question: str) -> bool:
-    return any(t.lower in SAMENESS or t.lower == "both" for t in tokenize(question))
+    return any(t.lower in SAMENESS for t in tokenize(question))
 
 
 def numeric(value: str) -> float | None:
@@ -77,6 +79,34 @@ def numeric(value: str) -> float | None:
 
 
 # ------------------------------------------------------------------------------------------ axioms
+
+async def _pair_axioms(layer: SemanticLayer, question: str, anchor: TopicMention, *, keep: int) -> list[Axiom]:
+    """One entity, two relations the question names ("did the director of X also act in it"):
+    the rule holds when they share a value."""
+    paths = await _ranked_paths(layer, question, [anchor], anchor, hops=1, keep=12)
+    best: dict[str, Any] = {}
+    for p in paths:
+        s0 = p.steps[0]
+        if s0.words and s0.strength >= MIN_NAMED and s0.words not in best and not p.literal_end:
+            best[s0.words] = p
+    named = list(best.values())
+    out = []
+    for i in range(len(named)):
+        for j in range(i + 1, len(named)):
+            a, b = named[i].steps, named[j].steps
+            if a[0].predicate == b[0].predicate and a[0].direction == b[0].direction:
+                continue
+            text = (f"If {anchor.text}'s {_steps_text(a)} is also its {_steps_text(b)} (a shared value), "
+                    f"the answer is yes")
+            out.append(Axiom(text=text, form="same", steps=a, steps_b=b, anchors=[anchor.iris[0], anchor.iris[0]],
+                             anchor_labels=[anchor.text, anchor.text],
+                             score=round(a[0].strength + b[0].strength + 0.1 * (named[i].score + named[j].score), 4),
+                             patterns=[*_patterns(anchor.iris[0], a, "?v"), *_patterns(anchor.iris[0], b, "?v")],
+                             premises=[f"{anchor.text} — {_steps_text(a)} → ?v", f"{anchor.text} — {_steps_text(b)} → ?v"],
+                             conclusion="a common ?v exists"))
+    out.sort(key=lambda x: -(x.score or 0.0))
+    return out[:keep]
+
 
 def _steps_text(steps: Sequence[RelationMatch]) -> str:
     return " / ".join(("^" if s.direction == "in" else "") + s.label for s in steps)
@@ -144,13 +174,18 @@ async def candidate_axioms(layer: SemanticLayer, question: str, anchors: Sequenc
     firm = sorted([a for a in anchors if a.iris and a.firm], key=lambda a: a.start)
     if not firm:
         return []
+    if len(firm) == 1 and has_sameness(question):
+        pairs = await _pair_axioms(layer, question, firm[0], keep=keep)
+        if pairs:
+            return pairs
     if len(firm) == 1:
         # a lower-case name ("has tags tony burton") may be the other end: each is tried, and only a
         # path the question's words name, to exactly that entity, makes a rule
         loose = sorted([a for a in anchors if a.iris and not a.firm], key=lambda a: (-(a.end - a.start), a.start))
         out: list[Axiom] = []
-        for other in loose[:2]:
-            out += await _axioms_for(layer, question, [firm[0], other], hops=hops, keep=keep)
+        for other in loose[:2]:  # a lower-case end takes part in path rules only (no counting a tag)
+            out += [a for a in await _axioms_for(layer, question, [firm[0], other], hops=hops, keep=keep)
+                    if a.form == "path"]
         out.sort(key=lambda a: -(a.score or 0.0))
         return out[:keep]
     return await _axioms_for(layer, question, firm, hops=hops, keep=keep)
@@ -162,18 +197,23 @@ async def _axioms_for(layer: SemanticLayer, question: str, firm: list[TopicMenti
     second = firm[1] if len(firm) > 1 else None
     comp = comparative(question)
     out: list[Axiom] = []
+    if second is None and has_sameness(question):
+        return await _pair_axioms(layer, question, first, keep=keep)
     if second is not None and (comp or has_sameness(question)):
         paths = await _ranked_paths(layer, question, firm, first, hops=1, keep=12)
         timely = comp in TIME_COMPARATIVES
         for p in paths[: keep * 3]:
             steps = p.steps
+            named = bool(steps[0].words) and steps[0].strength >= MIN_NAMED
             if comp:
                 op = COMPARATIVES[comp]
-                numbers = await _numeric_values(layer.tools, first.iris[0], steps) if (p.literal_end or timely) else False
+                numbers = await _numeric_values(layer.tools, first.iris[0], steps) if (p.literal_end or timely) else None
                 if timely and not numbers:
                     continue  # "older", "before": only a relation with dates or numbers can decide it
+                if numbers == "quantity" and comp in AGE_WORDS:
+                    op = "gt" if op == "lt" else "lt"  # an older thing has the larger age, the smaller year
                 form = "compare" if numbers else "count"
-                if form == "count" and p.score <= 0:
+                if form == "count" and not named:
                     continue
                 what = _steps_text(steps)
                 text = (f"If {first.text}'s {what} is {'less' if op == 'lt' else 'greater'} than {second.text}'s, "
@@ -185,10 +225,10 @@ async def _axioms_for(layer: SemanticLayer, question: str, firm: list[TopicMenti
                                  patterns=[*_patterns(first.iris[0], steps, "?a"), *_patterns(second.iris[0], steps, "?b")],
                                  premises=[f"{first.text} — {what} → ?a", f"{second.text} — {what} → ?b"],
                                  conclusion=f"?a {op} ?b"))
-            elif p.score > 0:
+            elif named:
                 what = _steps_text(steps)
                 out.append(Axiom(text=f"If {first.text} and {second.text} have the same {what}, the answer is yes",
-                                 form="same", steps=steps, score=round(p.score, 4),
+                                 form="same", steps=steps, score=round(steps[0].strength + 0.1 * p.score, 4),
                                  anchors=[first.iris[0], second.iris[0]], anchor_labels=[first.text, second.text],
                                  patterns=[*_patterns(first.iris[0], steps, "?v"), *_patterns(second.iris[0], steps, "?v")],
                                  premises=[f"{first.text} — {what} → ?v", f"{second.text} — {what} → ?v"],
@@ -201,24 +241,33 @@ async def _axioms_for(layer: SemanticLayer, question: str, firm: list[TopicMenti
             if p.literal_end or p.score <= 0 or not all(s.words and s.strength >= MIN_NAMED for s in p.steps):
                 continue  # a rule whose relations the question's words do not all name decides nothing
             what = _steps_text(p.steps)
-            out.append(Axiom(text=f"If {first.text} reaches {second.text} through {what}, the claim holds",
+            targets = firm[1:]  # "X acted in both A and B": every other anchor must be reached
+            names = " and ".join(t.text for t in targets)
+            out.append(Axiom(text=f"If {first.text} reaches {names} through {what}, the claim holds",
                              form="path", steps=p.steps, score=round(p.score, 4),
-                             anchors=[first.iris[0], second.iris[0]], anchor_labels=[first.text, second.text],
-                             patterns=_patterns(first.iris[0], p.steps, second.iris[0]),
-                             premises=[f"{first.text} — {what} → {second.text}"],
-                             conclusion=f"{second.text} is among {first.text}'s {what}"))
+                             anchors=[first.iris[0], *(t.iris[0] for t in targets)],
+                             anchor_labels=[first.text, *(t.text for t in targets)],
+                             patterns=[q for t in targets for q in _patterns(first.iris[0], p.steps, t.iris[0])],
+                             premises=[f"{first.text} — {what} → {t.text}" for t in targets],
+                             conclusion=f"{names} among {first.text}'s {what}"))
     out.sort(key=lambda a: -(a.score or 0.0))
     return out[:keep]
 
 
 # ------------------------------------------------------------------------------------------ facts
 
-async def _numeric_values(tools: Any, iri: str, steps: Sequence[RelationMatch]) -> bool:
-    """Whether the path's values from ``iri`` read as numbers (years, dates, counts)."""
+async def _numeric_values(tools: Any, iri: str, steps: Sequence[RelationMatch]) -> str | None:
+    """``"time"`` when the path's values from ``iri`` read as years or dates, ``"quantity"`` when
+    they read as other numbers (an age, a count), else None."""
     if len(steps) != 1:
-        return False
-    values = await _step_triples(tools, iri, steps[0])
-    return bool(values) and all(numeric(value_of(t)) is not None for t in values)
+        return None
+    values = [value_of(t) for t in await _step_triples(tools, iri, steps[0])]
+    numbers = [numeric(v) for v in values]
+    if not values or any(n is None for n in numbers):
+        return None
+    timely = all(_DATE.match(v.strip()) or (n is not None and n.is_integer() and 1000 <= n <= 2100)
+                 for v, n in zip(values, numbers, strict=True))
+    return "time" if timely else "quantity"
 
 
 def value_of(t: EvidenceTriple) -> str:
@@ -254,10 +303,10 @@ async def walk(tools: Any, start: str, steps: Sequence[RelationMatch]) -> list[E
 
 
 async def premise_facts(tools: Any, axiom: Axiom) -> list[EvidenceTriple]:
-    facts: list[EvidenceTriple] = []
-    for anchor in axiom.anchors[: 1 if axiom.form == "path" else 2]:
-        facts += await walk(tools, anchor, axiom.steps)
-    return facts
+    if axiom.form == "path" or not axiom.anchors:
+        return await walk(tools, axiom.anchors[0], axiom.steps) if axiom.anchors else []
+    return [*await walk(tools, axiom.anchors[0], axiom.steps),
+            *await walk(tools, axiom.anchors[1], axiom.steps_b or axiom.steps)]
 
 
 async def neighbourhood(tools: Any, iri: str, limit: int = 40) -> list[EvidenceTriple]:
@@ -314,17 +363,18 @@ def decide(axiom: Axiom, triples: Sequence[EvidenceTriple]) -> Decision:
     if not bound_a:
         return Decision("unknown", missing=[axiom.premises[0] if axiom.premises else f"{label_a}'s facts"])
     if axiom.form == "path":
-        b = axiom.anchors[1]
-        if b in reached_a:
-            cited = reached_a[b]
-            return Decision("true", cited, [*(_say(triples[i], i) for i in cited),
+        targets = list(zip(axiom.anchors[1:], axiom.anchor_labels[1:], strict=False))
+        missing = [(b, label) for b, label in targets if b not in reached_a]
+        if not missing:
+            cited = [i for b, _ in targets for i in reached_a[b]]
+            return Decision("true", cited, [*(_say(triples[i], i) for i in dict.fromkeys(cited)),
                                             f"so {axiom.conclusion} [axiom]"])
         shown = [c[-1] for c in list(reached_a.values())[:3]]
         return Decision("false", shown, [*(_say(triples[i], i) for i in shown),
-                                         f"{len(reached_a)} value(s) in all, and {axiom.anchor_labels[1]} is not one "
+                                         f"{len(reached_a)} value(s) in all, and {missing[0][1]} is not one "
                                          f"of them, so the premise fails [axiom]"])
     b = axiom.anchors[1]
-    reached_b, bound_b = _reach(triples, b, axiom.steps)
+    reached_b, bound_b = _reach(triples, b, axiom.steps_b or axiom.steps)
     if not bound_b:
         return Decision("unknown", missing=[axiom.premises[1] if len(axiom.premises) > 1 else "the second anchor's facts"])
     if axiom.form == "same":
