@@ -39,7 +39,9 @@ class Team:
     """A built team: its model server, KG and session store stay open until :meth:`close`."""
 
     def __init__(self, spec: TeamSpec, *, home: str | Path | None = None, sessions: str | Path | None = None) -> None:
-        from kgteam.agents.sessions import SqliteSessionStore
+        """``sessions``: where sessions are kept, a path or URL (``sqlite:///PATH``,
+        ``postgresql://...``); default: the team file's ``sessions:``, else in memory."""
+        from kgteam.sessions import open_session_store
         from kgteam.team_builder import build_team
 
         _quiet_logs()
@@ -47,7 +49,8 @@ class Team:
         self._stack = contextlib.ExitStack()
         home_path = Path(home).expanduser() if home is not None else None
         try:
-            self._store = SqliteSessionStore(sessions) if sessions is not None else None
+            sessions = sessions if sessions is not None else spec.sessions
+            self._store = open_session_store(sessions) if sessions is not None else None
             if self._store is not None:
                 self._stack.callback(self._store.close)
             self._runner = build_team(spec, stack=self._stack, home=home_path, session_store=self._store)

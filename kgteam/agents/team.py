@@ -21,7 +21,7 @@ import inspect
 import time
 import uuid
 from collections.abc import AsyncIterator, Callable
-from typing import Any
+from typing import Any, TypeVar
 
 import structlog
 from autogen_core import CancellationToken
@@ -50,6 +50,15 @@ TEARDOWN_GRACE_S = 2.0  # after a stop request, how long the bus may take to win
 CANCEL_GRACE_S = 1.0  # when ask itself is cancelled, how long the torn-down bus may take to end
 
 EventCallback = Callable[[Envelope], Any]
+T = TypeVar("T")
+
+
+async def _off_loop(store: SessionStore, call: Callable[..., T], *args: Any) -> T:
+    """A store call that round-trips to a server runs in a worker thread, so the event loop keeps
+    serving other sessions meanwhile; a local store (SQLite) is called directly."""
+    if store.network:
+        return await asyncio.to_thread(call, *args)
+    return call(*args)
 
 
 def cancelled_answer() -> Answer:
@@ -115,8 +124,8 @@ class TeamRunner:
         started = time.monotonic()
         store = self.session_store
         if store is not None:
-            turn = store.begin_turn(session_id, question)
-            history = store.history(session_id)
+            turn = await _off_loop(store, store.begin_turn, session_id, question)
+            history = await _off_loop(store, store.history, session_id)
         else:
             turn = self._memory_turns.get(session_id, 0)
             self._memory_turns[session_id] = turn + 1
@@ -164,7 +173,10 @@ class TeamRunner:
         log.info("question_finished", session_id=session_id, turn=turn, status=answer.status,
                  stopped_by=answer.stopped_by, grounded=answer.grounded, llm_calls=answer.cost.llm_calls,
                  tokens=answer.cost.total_tokens, seconds=round(answer.cost.seconds, 3), error=answer.error)
-        self._finish_turn(session_id, turn, question, answer)
+        if store is not None:
+            await _off_loop(store, store.finish_turn, session_id, turn, answer)
+        else:
+            self._finish_turn(session_id, turn, question, answer)
         return answer
 
     def _finish_turn(self, session_id: str, turn: int, question: str, answer: Answer) -> None:
@@ -186,7 +198,8 @@ class TeamRunner:
                      cancel: asyncio.Event | None = None) -> AsyncIterator[Envelope]:
         """Yield every envelope as it happens: the question first, the final answer last.
 
-        Leaving the loop early cancels the run.
+        Leaving the loop early cancels the run. With a session store, an envelope is yielded only
+        once the store has committed it: whatever a client was shown survives a crash.
         """
         queue: asyncio.Queue[Envelope | None] = asyncio.Queue()
         cancel = cancel or asyncio.Event()
@@ -198,6 +211,8 @@ class TeamRunner:
                 item = await queue.get()
                 if item is None:
                     break
+                if self.session_store is not None:
+                    await self.session_store.wait_written()
                 yield item
         finally:
             if not task.done():

@@ -65,7 +65,7 @@ def export_jsonl(store: SessionStore, session_id: str, path: str | Path) -> int:
     with path.open("w", encoding="utf-8") as out:
         for turn in store.turns(session_id):
             out.write(json.dumps({"type": "turn", "session_id": session_id, "turn": turn.turn,
-                                  "question": turn.question, "complete": turn.complete,
+                                  "question": turn.question, "complete": turn.complete, "status": turn.status,
                                   "started_at": turn.started_at, "finished_at": turn.finished_at}) + "\n")
             count += 1
         for record in trace_records(store, session_id):
@@ -94,7 +94,7 @@ def render_text(store: SessionStore, session_id: str) -> str:
         if turn != current_turn:
             current_turn = turn
             info = turns.get(turn)
-            state = "complete" if info and info.complete else "INCOMPLETE (interrupted)"
+            state = "complete" if info and info.complete else f"INCOMPLETE ({info.status if info else 'unknown'})"
             lines.append("")
             lines.append(f"== turn {turn}: {info.question if info else '?'}  [{state}]")
         if record["type"] == "message":

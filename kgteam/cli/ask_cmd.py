@@ -15,6 +15,7 @@ from rich.text import Text
 from kgteam.cli.errors import fail
 from kgteam.cli.render import RoleColors, answer_json, event_line, print_answer
 from kgteam.cli.team_setup import (
+    DB_HELP,
     KG_HELP,
     MODEL_HELP,
     TEAM_HELP,
@@ -23,8 +24,8 @@ from kgteam.cli.team_setup import (
     new_session_id,
     run_question,
     session_choices,
-    session_db_path,
     session_settings,
+    sessions_url,
     team_runtime,
 )
 from kgteam.protocols.envelope import Envelope
@@ -39,14 +40,14 @@ def ask(
     model: Annotated[str | None, typer.Option("--model", "-m", help=MODEL_HELP)] = None,
     kg: Annotated[str | None, typer.Option("--kg", help=KG_HELP)] = None,
     home: Annotated[Path | None, typer.Option("--home", help="kgteam home (default $KGTEAM_HOME or ~/.kgteam)")] = None,
-    db: Annotated[Path | None, typer.Option("--db", help="session database (default <home>/sessions.sqlite)")] = None,
+    db: Annotated[str | None, typer.Option("--db", help=DB_HELP)] = None,
     proposals: Annotated[Path | None, typer.Option(
         "--proposals", help="write the triples the team read from documents to this file, for review "
                             "and `kgteam kg add`")] = None,
 ) -> None:
     """Answer one question with a team; prints the answer, its evidence, cost and why the run stopped."""
     console = Console(highlight=False, stderr=as_json)
-    team, model, kg = session_choices(db or session_db_path(home), session, team, model, kg)
+    team, model, kg = session_choices(sessions_url(db, team, home), session, team, model, kg)
     spec, _ = choose_team(team, model=model, kg=kg)
     ensure_kg(spec, home, say=lambda m: console.print(Text(m, style="dim")))
     session_id = session or new_session_id()

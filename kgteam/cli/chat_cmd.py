@@ -14,6 +14,7 @@ from rich.text import Text
 
 from kgteam.cli.render import RoleColors, budget_table, cost_text, event_line, print_answer
 from kgteam.cli.team_setup import (
+    DB_HELP,
     KG_HELP,
     MODEL_HELP,
     TEAM_HELP,
@@ -22,8 +23,8 @@ from kgteam.cli.team_setup import (
     new_session_id,
     run_question,
     session_choices,
-    session_db_path,
     session_settings,
+    sessions_url,
     team_runtime,
 )
 from kgteam.config.resolve import resolve_team
@@ -57,12 +58,12 @@ def chat(
     model: Annotated[str | None, typer.Option("--model", "-m", help=MODEL_HELP)] = None,
     kg: Annotated[str | None, typer.Option("--kg", help=KG_HELP)] = None,
     home: Annotated[Path | None, typer.Option("--home", help="kgteam home (default $KGTEAM_HOME or ~/.kgteam)")] = None,
-    db: Annotated[Path | None, typer.Option("--db", help="session database (default <home>/sessions.sqlite)")] = None,
+    db: Annotated[str | None, typer.Option("--db", help=DB_HELP)] = None,
     quiet: Annotated[bool, typer.Option("--quiet", "-q", help="do not stream the roles' messages")] = False,
 ) -> None:
     """Talk to a team: streams each role's messages, shows evidence and cost per answer."""
     console = Console(highlight=False)
-    team, model, kg = session_choices(db or session_db_path(home), session, team, model, kg)
+    team, model, kg = session_choices(sessions_url(db, team, home), session, team, model, kg)
     spec, _ = choose_team(team, model=model, kg=kg)
     settings = session_settings(spec, team, model, kg)
     ensure_kg(spec, home, say=lambda m: console.print(Text(m, style="dim")))

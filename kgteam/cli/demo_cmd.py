@@ -15,6 +15,7 @@ from rich.text import Text
 
 from kgteam.cli.render import RoleColors, event_line, print_answer
 from kgteam.cli.team_setup import (
+    DB_HELP,
     MODEL_HELP,
     choose_team,
     ensure_kg,
@@ -43,7 +44,7 @@ def demo(
     questions: Annotated[int, typer.Option("--questions", "-n", min=1, max=len(DEMO_QUESTIONS), help="how many sample questions to ask")] = len(DEMO_QUESTIONS),
     model: Annotated[str | None, typer.Option("--model", "-m", help=MODEL_HELP)] = None,
     home: Annotated[Path | None, typer.Option("--home", help="kgteam home (default $KGTEAM_HOME or ~/.kgteam)")] = None,
-    db: Annotated[Path | None, typer.Option("--db", help="session database (default <home>/sessions.sqlite)")] = None,
+    db: Annotated[str | None, typer.Option("--db", help=DB_HELP)] = None,
     quiet: Annotated[bool, typer.Option("--quiet", "-q", help="do not stream the roles' messages")] = False,
 ) -> None:
     """Install the demo KG if needed, start the local model (unless an API is configured), answer samples."""

@@ -37,6 +37,45 @@ def session_db_path(home: Path | None = None) -> Path:
     return kg_home_dir(home) / "sessions.sqlite"
 
 
+DB_HELP = ("where sessions are kept: a file, sqlite:///PATH or postgresql://USER@HOST:PORT/DB (default: the "
+           "team file's sessions:, else <home>/sessions.sqlite)")
+
+
+def sessions_url(db: str | None, team: Path | None, home: Path | None) -> str:
+    """``--db``, else the team file's ``sessions:``, else ``<home>/sessions.sqlite``."""
+    if db:
+        return db
+    if team is not None:
+        try:
+            spec = load_team(team)
+        except TeamConfigError:
+            spec = None  # choose_team reports the file's problems
+        if spec is not None and spec.sessions:
+            return spec.sessions
+    return str(session_db_path(home))
+
+
+def store_exists(url: str) -> bool:
+    """False for a SQLite file not created yet (reading it must not create it); a server is asked."""
+    from kgteam.sessions.urls import scheme_of, sqlite_path
+
+    if scheme_of(url) not in (None, "sqlite"):
+        return True
+    path = sqlite_path(url)
+    return path == ":memory:" or Path(path).expanduser().exists()
+
+
+def open_store(url: str) -> Any:
+    """The session store at ``url``; a bad URL or an unreachable server exits with code 2."""
+    from kgteam.sessions import SessionStoreError, open_session_store
+
+    try:
+        return open_session_store(url)
+    except SessionStoreError as exc:
+        typer.echo(f"session store: {exc}", err=True)
+        raise typer.Exit(2) from None
+
+
 def new_session_id() -> str:
     return uuid.uuid4().hex[:12]
 
@@ -73,17 +112,18 @@ def kg_identity(spec: TeamSpec) -> str:
     return str(kg.name or kg.path or kg.endpoint)
 
 
-def session_choices(db: Path, session: str | None, team: Path | None, model: str | None, kg: str | None
+def session_choices(db: str, session: str | None, team: Path | None, model: str | None, kg: str | None
                     ) -> tuple[Path | None, str | None, str | None]:
     """The team, model and KG flags to run ``session`` with: what it was started with, unless the
     command line says otherwise. Another team or KG than the session's is refused (exit 2): its
     follow-up questions would be answered from another graph. A new session takes the flags as given."""
-    from kgteam.agents.sessions import SqliteSessionStore
-
-    if session is None or not db.exists():
+    if session is None or not store_exists(db):
         return team, model, kg
-    with SqliteSessionStore(db) as store:
+    store = open_store(db)
+    try:
         saved = store.settings(session)
+    finally:
+        store.close()
     if saved is None:
         return team, model, kg
     if kg is not None:
@@ -120,13 +160,13 @@ def ensure_kg(spec: TeamSpec, home: Path | None, *, say: Callable[[str], None]) 
 
 
 @contextlib.contextmanager
-def team_runtime(spec: TeamSpec, *, home: Path | None, db: Path | None) -> Iterator[tuple[Any, Any]]:
-    """A runner wired to the session store; everything is released on exit (also on Ctrl-C)."""
-    from kgteam.agents.sessions import SqliteSessionStore
+def team_runtime(spec: TeamSpec, *, home: Path | None, db: str | None) -> Iterator[tuple[Any, Any]]:
+    """A runner wired to the session store (``--db``, else the team's ``sessions:``, else
+    ``<home>/sessions.sqlite``); everything is released on exit (also on Ctrl-C)."""
     from kgteam.team_builder import TeamBuildError, build_team
 
     with contextlib.ExitStack() as stack:
-        store = SqliteSessionStore(db or session_db_path(home))
+        store = open_store(db or spec.sessions or str(session_db_path(home)))
         stack.callback(store.close)
         try:
             runner = build_team(spec, stack=stack, home=home, session_store=store)

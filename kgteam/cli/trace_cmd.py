@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 from pathlib import Path
 from typing import Annotated
@@ -11,7 +12,7 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
-from kgteam.cli.team_setup import session_db_path
+from kgteam.cli.team_setup import DB_HELP, open_store, session_db_path, store_exists
 
 
 def trace(
@@ -19,23 +20,23 @@ def trace(
     jsonl: Annotated[Path | None, typer.Option("--jsonl", help="export the trace as JSON lines to this file")] = None,
     list_sessions: Annotated[bool, typer.Option("--list", "-l", help="list stored sessions")] = False,
     home: Annotated[Path | None, typer.Option("--home", help="kgteam home (default $KGTEAM_HOME or ~/.kgteam)")] = None,
-    db: Annotated[Path | None, typer.Option("--db", help="session database (default <home>/sessions.sqlite)")] = None,
+    db: Annotated[str | None, typer.Option("--db", help=DB_HELP)] = None,
 ) -> None:
     """Print a session's trace, or export it as JSONL with --jsonl FILE."""
-    from kgteam.agents.sessions import SqliteSessionStore
     from kgteam.agents.trace import export_jsonl, render_text
+    from kgteam.sessions.postgres_store import redact
 
-    path = db or session_db_path(home)
-    if not path.exists():
+    path = db or str(session_db_path(home))
+    if not store_exists(path):
         typer.echo(f"no session database at {path}", err=True)
         raise typer.Exit(1)
-    with SqliteSessionStore(path) as store:
+    with contextlib.closing(open_store(path)) as store:
         if list_sessions or session_id is None:
             sessions = store.list_sessions()
             if not sessions:
                 typer.echo("no sessions yet")
                 return
-            table = Table(title=f"sessions in {path}")
+            table = Table(title=f"sessions in {redact(path)}")
             for col in ("session", "updated", "questions", "interrupted", "title"):
                 table.add_column(col)
             for s in sessions:

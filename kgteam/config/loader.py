@@ -11,6 +11,7 @@ Loading runs in three passes, each collecting every problem it finds before fail
 
 from __future__ import annotations
 
+import contextlib
 import difflib
 import reprlib
 from pathlib import Path
@@ -35,6 +36,8 @@ from kgteam.config.yaml_source import (
 )
 from kgteam.prompts import PromptNotFound
 from kgteam.roles.base import NoSettings, prompt_for
+from kgteam.sessions.records import SessionStoreError
+from kgteam.sessions.urls import resolve_relative
 
 SPECIAL_SENDERS = ("user", "supervisor")
 
@@ -97,6 +100,9 @@ def _resolve_paths(data: dict[str, Any], base_dir: Path) -> None:
     if isinstance(kg, dict):
         fix(kg.get("labels"), "path")
     fix(data.get("model"), "script")
+    if isinstance(data.get("sessions"), str) and data["sessions"].strip():
+        with contextlib.suppress(SessionStoreError):  # a malformed URL is reported by the schema check
+            data["sessions"] = resolve_relative(data["sessions"], base_dir)
     roles = data.get("roles")
     if isinstance(roles, dict):
         for spec in roles.values():

@@ -9,11 +9,12 @@ from __future__ import annotations
 
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, model_validator
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 from kgteam.protocols.budgets import Budgets
 from kgteam.protocols.routes import Route
 
+SESSION_SCHEMES = ("sqlite", "postgresql", "postgres", "postgresql+psycopg")  # see kgteam.sessions.urls
 Provider = Literal["openai", "local", "scripted", "none"]
 StructuredMode = Literal["auto", "json_schema", "json_object_schema", "json_object", "none"]
 
@@ -286,6 +287,21 @@ class TeamSpec(_Strict):
     concurrency: int = Field(4, ge=1, le=64, description="deliveries run at once (independent branches)")
     subteams: dict[str, SubteamChoice] = Field(default_factory=dict,
                                                description="which playbook fills each sub-team slot of the playbook")
+    sessions: str | None = Field(None, description="where sessions are kept: a file path or sqlite:///PATH "
+                                 "(SQLite), or postgresql://USER@HOST:PORT/DB (default: the CLI's "
+                                 "<home>/sessions.sqlite; in memory from Python)")
+
+    @field_validator("sessions")
+    @classmethod
+    def _session_url(cls, value: str | None) -> str | None:
+        if value is not None:
+            head, sep, _ = value.partition("://")
+            if not value.strip():
+                raise ValueError("'sessions' is empty: give a file path or a postgresql:// URL")
+            if sep and "/" not in head and head.lower() not in SESSION_SCHEMES:
+                raise ValueError(f"unknown session store {head}://: use a file path, sqlite:///PATH or "
+                                 "postgresql://USER@HOST:PORT/DATABASE")
+        return value
 
     @model_validator(mode="before")
     @classmethod

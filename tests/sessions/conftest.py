@@ -1,0 +1,61 @@
+"""The session-store contract runs on every store: SQLite in a temporary file and PostgreSQL on a
+throwaway server this suite starts (and stops) itself, a fresh database per test."""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Callable, Iterator
+from pathlib import Path
+
+import pytest
+
+HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE))
+sys.path.insert(0, str(HERE.parent / "agents"))  # the runtime's test playbooks (agents_playbook)
+
+from pg_server import PostgresServer, start_postgres, unavailable_reason  # noqa: E402
+
+from kgteam.sessions import SessionStore, open_session_store  # noqa: E402
+
+
+@pytest.fixture(scope="session")
+def postgres_server() -> Iterator[PostgresServer]:
+    reason = unavailable_reason()
+    if reason:
+        pytest.skip(reason)
+    server = start_postgres()
+    try:
+        yield server
+    finally:
+        server.stop()
+
+
+STORES = ["sqlite", pytest.param("postgresql", marks=pytest.mark.integration)]
+
+
+@pytest.fixture(params=STORES)
+def store_url(request: pytest.FixtureRequest, tmp_path: Path) -> str:
+    """A URL to an empty session database of each kind."""
+    if request.param == "sqlite":
+        return f"sqlite:///{tmp_path / 'sessions.sqlite'}"
+    return request.getfixturevalue("postgres_server").create_database()
+
+
+@pytest.fixture
+def open_store(store_url: str) -> Iterator[Callable[[], SessionStore]]:
+    """Opens (another) store on the test's database; all are closed at the end."""
+    opened: list[SessionStore] = []
+
+    def open_one() -> SessionStore:
+        store = open_session_store(store_url)
+        opened.append(store)
+        return store
+
+    yield open_one
+    for store in opened:
+        store.close()
+
+
+@pytest.fixture
+def store(open_store: Callable[[], SessionStore]) -> SessionStore:
+    return open_store()
