@@ -11,6 +11,7 @@ FORBIDDEN = {
     "llm": {"tools", "roles", "agents", "config", "cli", "server", "eval"},
     "tools": {"llm", "roles", "agents", "config", "cli", "server", "eval"},
     "roles": {"agents", "config", "cli", "server", "eval"},
+    "sessions": {"tools", "llm", "roles", "agents", "config", "cli", "server", "eval"},
 }
 
 

@@ -59,3 +59,16 @@ def open_store(store_url: str) -> Iterator[Callable[[], SessionStore]]:
 @pytest.fixture
 def store(open_store: Callable[[], SessionStore]) -> SessionStore:
     return open_store()
+
+
+ORCHARD = HERE.parent / "data" / "orchard.ttl"
+
+
+@pytest.fixture(scope="session")
+def orchard_home(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A kgteam home with the 20-triple orchard KG (no embeddings): for real teams with ``model: none``."""
+    from kgteam.tools.loading import build_kg
+
+    home = tmp_path_factory.mktemp("orchard-home")
+    build_kg([ORCHARD], "orchard", home=home, progress=False, embed=False)
+    return home
