@@ -5,8 +5,8 @@ The Debian server binaries (``initdb``, ``postgres``; ``apt-get install postgres
 Unix socket, on a free loopback port, with trust authentication for a superuser ``kgteam``.
 ``initdb`` and ``postgres`` refuse to run as root: as root they run as the ``postgres`` system
 user (made by the Debian package), else as ``nobody``, through ``setpriv``, and the temporary
-directory is handed to that user. The server is stopped by the PID we started (SIGINT, the
-"fast" shutdown), never by name.
+directory is handed to that user. The server is stopped by the PID we started (SIGQUIT, the
+"immediate" shutdown: the cluster is thrown away), never by name.
 """
 
 from __future__ import annotations
@@ -113,7 +113,8 @@ class PostgresServer:
     def stop(self) -> None:
         if self.proc is not None and self.proc.poll() is None:
             with contextlib.suppress(ProcessLookupError):
-                os.kill(self.proc.pid, signal.SIGINT)  # fast shutdown: ends client sessions
+                # immediate shutdown: no checkpoint, the cluster is deleted next anyway
+                os.kill(self.proc.pid, signal.SIGQUIT)
             try:
                 self.proc.wait(timeout=30)
             except subprocess.TimeoutExpired:
