@@ -16,8 +16,9 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import uuid
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from pathlib import Path
+from typing import Any
 
 from kgteam.config.defaults import with_overrides
 from kgteam.config.schema import ModelSpec, TeamSpec
@@ -95,14 +96,33 @@ class Team:
                     with contextlib.suppress(Exception):
                         await close()
 
-    async def aask(self, question: str, *, session: str | None = None) -> Answer:
-        return await self._runner.ask(question, session_id=session)
+    async def aask(self, question: str, *, session: str | None = None,
+                   on_event: Callable[[Envelope], Any] | None = None,
+                   on_trace: Callable[[str, dict[str, Any]], None] | None = None,
+                   cancel: asyncio.Event | None = None) -> Answer:
+        """``on_event`` hears every message as it is persisted, ``on_trace`` every tool and LLM call;
+        setting ``cancel`` stops the run (its answer then says ``stopped_by="cancelled"``).
+        Questions of different sessions may run at once on one team."""
+        return await self._runner.ask(question, session_id=session, on_event=on_event, on_trace=on_trace,
+                                      cancel=cancel)
 
-    async def stream(self, question: str, *, session: str | None = None) -> AsyncIterator[Envelope]:
+    async def stream(self, question: str, *, session: str | None = None,
+                     cancel: asyncio.Event | None = None) -> AsyncIterator[Envelope]:
         """Every message of the run as it happens (``env.kind``, ``env.sender``, ``env.payload``),
-        the answer last; leaving the loop early cancels the run."""
-        async for env in self._runner.stream(question, session_id=session):
+        the answer last; leaving the loop early (or setting ``cancel``) cancels the run."""
+        async for env in self._runner.stream(question, session_id=session, cancel=cancel):
             yield env
+
+    # -- what a server needs -------------------------------------------------------------------
+    @property
+    def store(self) -> Any:
+        """The session store (None when the team keeps sessions in memory only)."""
+        return self._store
+
+    @property
+    def runner(self) -> Any:
+        """The built ``TeamRunner``: its resolved budgets and routes (read them; do not change them)."""
+        return self._runner
 
     def session(self, session_id: str | None = None) -> Session:
         """A conversation: follow-up questions see the earlier ones (with a contextualizer role)."""
