@@ -39,7 +39,8 @@ def _quiet_logs() -> None:
 class Team:
     """A built team: its model server, KG and session store stay open until :meth:`close`."""
 
-    def __init__(self, spec: TeamSpec, *, home: str | Path | None = None, sessions: str | Path | None = None) -> None:
+    def __init__(self, spec: TeamSpec, *, home: str | Path | None = None, sessions: str | Path | Any = None) -> None:
+        """``sessions``: a SQLite file to keep sessions in, or an open session store (closed with the team)."""
         from kgteam.agents.sessions import SqliteSessionStore
         from kgteam.team_builder import build_team
 
@@ -48,7 +49,10 @@ class Team:
         self._stack = contextlib.ExitStack()
         home_path = Path(home).expanduser() if home is not None else None
         try:
-            self._store = SqliteSessionStore(sessions) if sessions is not None else None
+            if sessions is None or hasattr(sessions, "begin_turn"):
+                self._store = sessions
+            else:
+                self._store = SqliteSessionStore(sessions)
             if self._store is not None:
                 self._stack.callback(self._store.close)
             self._runner = build_team(spec, stack=self._stack, home=home_path, session_store=self._store)
