@@ -10,10 +10,6 @@ from kgteam.serve.errors import error_body
 Scope = dict[str, Any]
 
 
-class _TooLarge(Exception):
-    pass
-
-
 class BodyLimit:
     """Pure ASGI middleware: checks ``Content-Length`` first, then counts the bytes that arrive."""
 
@@ -31,27 +27,31 @@ class BodyLimit:
             return
         seen = 0
         started = False
+        refused = False
 
         async def counting_receive() -> Any:
-            nonlocal seen
+            nonlocal seen, refused
+            if refused:
+                return {"type": "http.disconnect"}
             message = await receive()
             if message["type"] == "http.request":
                 seen += len(message.get("body", b""))
-                if seen > self.max_bytes:
-                    raise _TooLarge
+                if seen > self.max_bytes and not started:
+                    # answer now, and tell the app the client is gone: it stops reading and says nothing
+                    refused = True
+                    await self._refuse(send)
+                    return {"type": "http.disconnect"}
             return message
 
-        async def tracking_send(message: Any) -> None:
+        async def guarded_send(message: Any) -> None:
             nonlocal started
+            if refused:
+                return
             if message["type"] == "http.response.start":
                 started = True
             await send(message)
 
-        try:
-            await self.app(scope, counting_receive, tracking_send)
-        except _TooLarge:
-            if not started:
-                await self._refuse(send)
+        await self.app(scope, counting_receive, guarded_send)
 
     async def _refuse(self, send: Any) -> None:
         body = json.dumps(error_body("request_too_large",
