@@ -5,7 +5,8 @@ from __future__ import annotations
 import asyncio
 import json
 
-from conftest import app_client, parse_sse
+from conftest import app_client
+from served import parse_sse
 
 QUESTION = {"question": "who directed Kismet"}
 

@@ -12,7 +12,7 @@ import time
 import httpx
 import openai
 import pytest
-from conftest import ServerProcess, parse_sse
+from served import ServerProcess, parse_sse
 
 KEY = "k-test"
 AUTH = {"Authorization": f"Bearer {KEY}"}
