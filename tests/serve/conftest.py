@@ -7,14 +7,13 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-import httpx
 import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import serve_roles  # noqa: E402
-from served import ServerProcess, free_port, parse_sse  # noqa: E402, F401 - shared with the tests
+from served import app_client  # noqa: E402
 
-from kgteam.serve import ServeSettings, TeamService, create_app  # noqa: E402
+from kgteam.serve import TeamService  # noqa: E402
 
 
 @pytest.fixture(scope="session")
@@ -41,13 +40,6 @@ def service(serve_home) -> Iterator[TeamService]:
         registry.refresh()
     with team:
         yield TeamService(team, home=serve_home)
-
-
-def app_client(service: TeamService, key: str | None = None, **settings: Any) -> httpx.AsyncClient:
-    app = create_app(service, ServeSettings(**settings))
-    transport = httpx.ASGITransport(app=app, raise_app_exceptions=False)
-    headers = {"Authorization": f"Bearer {key}"} if key else {}
-    return httpx.AsyncClient(transport=transport, base_url="http://kgteam.test", headers=headers, timeout=30)
 
 
 @pytest.fixture

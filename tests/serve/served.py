@@ -14,6 +14,16 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 import serve_roles  # noqa: E402
 
 
+def app_client(service: Any, key: str | None = None, **settings: Any) -> httpx.AsyncClient:
+    """An httpx client on the ASGI app in-process (no socket); ``settings`` are ``ServeSettings``."""
+    from kgteam.serve import ServeSettings, create_app
+
+    app = create_app(service, ServeSettings(**settings))
+    transport = httpx.ASGITransport(app=app, raise_app_exceptions=False)
+    headers = {"Authorization": f"Bearer {key}"} if key else {}
+    return httpx.AsyncClient(transport=transport, base_url="http://kgteam.test", headers=headers, timeout=30)
+
+
 def parse_sse(text: str) -> list[dict[str, Any]]:
     """``[{"id": 1, "event": "turn", "data": {...}}, ...]``; keep-alive comments skipped."""
     events = []

@@ -5,8 +5,7 @@ from __future__ import annotations
 import asyncio
 import json
 
-from conftest import app_client
-from served import parse_sse
+from served import app_client, parse_sse
 
 QUESTION = {"question": "who directed Kismet"}
 
