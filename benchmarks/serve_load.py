@@ -121,7 +121,7 @@ async def one_session(url: str, films: list[str], questions: int, rng: random.Ra
         out["errors"].append(f"create: {type(exc).__name__}: {exc}")
         conn.close()
         return
-    for _ in range(questions):
+    for index in range(questions):
         film = rng.choice(films)
         first = last = None
         body = b""
@@ -142,6 +142,7 @@ async def one_session(url: str, films: list[str], questions: int, rng: random.Ra
             out["errors"].append(f"ask: stream ended {events[-1] if events else 'empty'}")
             continue
         out["ttfe"].append(first)
+        out["ttfe_by_index"][index].append(first)
         out["latency"].append(last)
         out["events"] += len(events)
         out["streamed"][sid] += [e["data"]["id"] for e in events if e["event"] == "message"]
@@ -163,7 +164,8 @@ def stored_messages(db: Path) -> dict[str, list[str]]:
 
 
 async def load(url: str, films: dict[str, set[str]], sessions: int, questions: int, seed: int) -> dict:
-    out: dict = {"errors": [], "latency": [], "ttfe": [], "events": 0, "streamed": defaultdict(list), "answers": []}
+    out: dict = {"errors": [], "latency": [], "ttfe": [], "events": 0, "streamed": defaultdict(list), "answers": [],
+                 "ttfe_by_index": defaultdict(list)}
     started = time.perf_counter()
     await asyncio.gather(*(one_session(url, list(films), questions, random.Random(seed + i), out)
                            for i in range(sessions)))
@@ -258,6 +260,9 @@ def main() -> None:
         "time_to_first_event_ms": {"p50": round(percentile(ttfe, 0.5) * 1000, 1),
                                    "p95": round(percentile(ttfe, 0.95) * 1000, 1),
                                    "p99": round(percentile(ttfe, 0.99) * 1000, 1), "max": round(max(ttfe) * 1000, 1)},
+        "time_to_first_event_ms_by_question": {  # the first questions all arrive at once
+            f"question_{i + 1}": {"p50": round(percentile(v, 0.5) * 1000, 1), "p95": round(percentile(v, 0.95) * 1000, 1)}
+            for i, v in sorted(result["ttfe_by_index"].items())},
         "question_latency_ms": {"p50": round(percentile(result["latency"], 0.5) * 1000, 1),
                                 "p95": round(percentile(result["latency"], 0.95) * 1000, 1),
                                 "mean": round(statistics.mean(result["latency"]) * 1000, 1)},
