@@ -49,6 +49,7 @@ COMMAND_MODULES = (
     "kgteam.cli.sparql_cmd",
     "kgteam.cli.kg_cmd",
     "kgteam.cli.corpus_cmd",
+    "kgteam.cli.serve_cmd",
 )
 
 
