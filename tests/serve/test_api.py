@@ -140,7 +140,10 @@ async def test_a_failed_run_ends_with_its_answer_an_error_event_and_done_error(c
 
 async def test_a_turn_cut_off_by_a_dead_server_reads_as_interrupted_and_the_session_goes_on(client, service):
     sid = await new_session(client)
-    service.store.begin_turn(sid, "the question a killed server was answering")
+    turn = service.store.begin_turn(sid, "the question a killed server was answering")
+    # what a store records when it finds the worker that began a turn dead (tests/sessions cover the
+    # detection; tests/serve/test_process.py kills a real server)
+    service.store.end_turn(sid, turn, "interrupted")
     detail = (await client.get(f"/v1/sessions/{sid}")).json()
     assert [t["status"] for t in detail["turns"]] == ["interrupted"] and detail["turns"][0]["answer"] is None
     events = await ask(client, sid, "who directed Kismet")
