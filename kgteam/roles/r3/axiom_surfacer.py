@@ -37,7 +37,7 @@ class AxiomSettings(BaseModel):
 
 class AxiomSurfacer(Role[AxiomSettings]):
     name: ClassVar[str] = "axiom_surfacer"
-    tools: ClassVar[tuple[str, ...]] = ("entity_schema", "neighbors", "run_sparql", "relation_names", "labels_for",
+    tools: ClassVar[tuple[str, ...]] = ("search_entities", "entity_schema", "neighbors", "run_sparql", "relation_names", "labels_for",
                                         "search_relations")
     prompts: ClassVar[tuple[str, ...]] = ("r3_axiom",)
     branches = (Axiom,)

@@ -26,6 +26,7 @@ from kgteam.protocols.evidence import EvidenceTriple, RelationMatch
 from kgteam.protocols.payloads import Axiom, TopicMention, TriplePattern
 from kgteam.roles.kerag.planning import Limits, expand, filter_hop
 from kgteam.roles.semantic import SemanticLayer
+from kgteam.roles.semantic.mentions import is_exact_hit
 from kgteam.roles.semantic.text import SAMENESS, WH_WORDS, normalise, tokenize
 from kgteam.tools.types import ToolError
 
@@ -164,7 +165,8 @@ def _as_often_as_stated(stated: dict[str, int], paths: list[Any]) -> list[Any]:
     sentence says. Wording that matches no label word for word keeps every path."""
     if not stated:
         return paths
-    return [p for p in paths if all(sum(1 for s in p.steps if s.label == lab) == n for lab, n in stated.items())]
+    return [p for p in paths if all(s.label in stated for s in p.steps)
+            and all(sum(1 for s in p.steps if s.label == lab) == n for lab, n in stated.items())]
 
 
 async def candidate_axioms(layer: SemanticLayer, question: str, anchors: Sequence[TopicMention], *,
@@ -178,6 +180,18 @@ async def candidate_axioms(layer: SemanticLayer, question: str, anchors: Sequenc
         pairs = await _pair_axioms(layer, question, firm[0], keep=keep)
         if pairs:
             return pairs
+    if len(firm) == 1 and (value := _stated_value(question, firm[0])) is not None:
+        # "X wears number 14": the value the claim names is the other end, an entity of that name
+        # or a literal
+        at = len(tokenize(question))
+        try:
+            hits = [h.iri for h in await layer.tools["search_entities"](value, k=3) if is_exact_hit(h, value)]
+        except (ToolError, KeyError):
+            hits = []
+        end = TopicMention(text=value, start=at, end=at, iris=hits or [value])
+        found = await _axioms_for(layer, question, [firm[0], end], hops=hops, keep=keep, literal_end=not hits)
+        if found:
+            return found
     if len(firm) == 1:
         # a lower-case name ("has tags tony burton") may be the other end: each is tried, and only a
         # path the question's words name, to exactly that entity, makes a rule
@@ -191,8 +205,15 @@ async def candidate_axioms(layer: SemanticLayer, question: str, anchors: Sequenc
     return await _axioms_for(layer, question, firm, hops=hops, keep=keep)
 
 
+def _stated_value(question: str, anchor: TopicMention) -> str | None:
+    """A number the question writes outside the anchor's name (a claimed value), or None."""
+    words = [t.text for i, t in enumerate(tokenize(question)) if not anchor.start <= i < anchor.end]
+    numbers = [w for w in words if _NUMBER.fullmatch(w)]
+    return numbers[-1] if len(numbers) == 1 else None
+
+
 async def _axioms_for(layer: SemanticLayer, question: str, firm: list[TopicMention], *, hops: int,
-                      keep: int) -> list[Axiom]:
+                      keep: int, literal_end: bool = False) -> list[Axiom]:
     first = firm[0]
     second = firm[1] if len(firm) > 1 else None
     comp = comparative(question)
@@ -238,8 +259,10 @@ async def _axioms_for(layer: SemanticLayer, question: str, firm: list[TopicMenti
         paths = _as_often_as_stated(stated, await _ranked_paths(layer, question, firm, first, hops=hops,
                                                                 keep=keep * 2))
         for p in paths:
-            if p.literal_end or p.score <= 0 or not all(s.words and s.strength >= MIN_NAMED for s in p.steps):
-                continue  # a rule whose relations the question's words do not all name decides nothing
+            named = all(s.words and s.strength >= MIN_NAMED for s in p.steps) and p.score > 0
+            if p.literal_end != literal_end or not (stated or named):
+                continue  # a rule whose relations the question does not name (word for word, or by
+                # meaning) decides nothing
             what = _steps_text(p.steps)
             targets = firm[1:]  # "X acted in both A and B": every other anchor must be reached
             names = " and ".join(t.text for t in targets)
