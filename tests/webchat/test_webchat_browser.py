@@ -1,0 +1,181 @@
+"""The web chat in a real browser against a real `kgteam serve` (see conftest.py)."""
+
+from __future__ import annotations
+
+import re
+
+from conftest import API_KEY, XSS_LABEL, copy_screenshot
+from playwright.sync_api import expect
+
+ANSWER_TIMEOUT = 20_000
+
+
+def ask(page, question: str) -> None:
+    page.fill("#question", question)
+    page.press("#question", "Enter")  # Enter sends (Shift+Enter would add a line)
+
+
+def last_turn(page):
+    return page.locator("#turns > li.turn").last
+
+
+def test_ask_streams_role_messages_and_shows_answer_with_evidence(open_chat, screenshot_dirs):
+    page = open_chat()
+    expect(page.locator("#server-info")).to_contain_text("team webchat-test")
+    ask(page, "who is the gardener of Young Oak")
+    turn = last_turn(page)
+    expect(turn.locator(".answer-text")).to_have_text("Bo Lark", timeout=ANSWER_TIMEOUT)
+    expect(turn).to_have_attribute("data-status", "done")
+
+    # The live panel shows the roles' messages as they came, from the question to the answer.
+    live = page.locator("#live-messages > li.live-message")
+    assert live.count() >= 3
+    kinds = live.evaluate_all("els => els.map(e => e.dataset.kind)")
+    assert kinds[0] == "question" and kinds[-1] == "answer"
+    expect(live.first.locator(".route")).to_contain_text("user")
+    # Tool calls (label search, SPARQL) stream too.
+    expect(page.locator("#live-messages > li.live-tool").first).to_be_visible()
+
+    # Budgets panel: live use of the LLM call budget (the stand-in model answered 6 calls).
+    llm = page.locator('.budget[data-budget="llm_calls"] .budget-value')
+    expect(llm).to_have_text(re.compile(r"^[1-9]\d* / 20$"))
+
+    # Evidence beside the answer: the triple as a table row and as a drawing.
+    row = turn.locator("table.triples tbody tr")
+    expect(row).to_have_count(1)
+    expect(row.locator("td")).to_have_text(["Young Oak", "tended by", "Bo Lark"])
+    graph = turn.locator("svg.triple-graph")
+    expect(graph).to_have_attribute("aria-label", re.compile("1 evidence triple"))
+    expect(graph.locator("text.node-label")).to_have_text(["Young Oak", "Bo Lark"])
+    expect(graph.locator("text.edge-label")).to_have_text(["tended by"])
+    expect(turn.locator(".evidence-queries pre").first).to_contain_text("SELECT")
+    # Cost and stop reason.
+    expect(turn.locator(".answer-meta .stop-reason")).to_have_text("done")
+    expect(turn.locator(".answer-meta .cost")).to_contain_text(re.compile(r"\d+ LLM calls? · \d+ tokens · [\d.]+ s"))
+    expect(page.locator("#status-line")).to_contain_text("Answered")
+
+    for d in screenshot_dirs[:1]:
+        shot = d / "webchat.png"
+        page.screenshot(path=str(shot))
+        assert shot.stat().st_size > 10_000
+        copy_screenshot(shot, screenshot_dirs)
+
+
+def test_stop_cancels_a_running_question(open_chat, stand_in_model):
+    page = open_chat()
+    before = stand_in_model.slow_calls
+    ask(page, "who is the gardener of Old Elm, slowly")  # the stand-in model holds this call
+    turn = last_turn(page)
+    expect(turn).to_have_attribute("data-status", "running")
+    expect(page.locator("#live-messages > li.live-message").first).to_have_attribute("data-kind", "question")
+    stop = page.locator("#stop")
+    expect(stop).to_be_enabled()
+    expect(page.locator("#ask")).to_be_disabled()
+    for _ in range(200):  # wait until the run is inside the held model call
+        if stand_in_model.slow_calls > before:
+            break
+        page.wait_for_timeout(50)
+    stop.click()
+    expect(turn).to_have_attribute("data-status", "cancelled", timeout=10_000)
+    expect(turn.locator(".turn-status")).to_contain_text("Stopped")
+    expect(stop).to_be_disabled()
+    expect(page.locator("#ask")).to_be_enabled()
+    expect(page.locator("#status-line")).to_have_text("Stopped.")
+    assert stand_in_model.slow_calls > before  # the run was inside a model call when stopped
+
+    # The server agrees: the turn is stored as cancelled, and the session takes the next question.
+    page.reload()
+    page.wait_for_selector("body[data-ready=true]")
+    expect(last_turn(page)).to_have_attribute("data-status", "cancelled")
+    ask(page, "who is the gardener of Old Elm")
+    expect(last_turn(page).locator(".answer-text")).to_have_text("Ada Quill", timeout=ANSWER_TIMEOUT)
+
+
+def test_reload_restores_the_session_and_its_turns(open_chat):
+    page = open_chat()
+    ask(page, "who is the gardener of Tall Ash")
+    expect(last_turn(page).locator(".answer-text")).to_have_text("Ada Quill", timeout=ANSWER_TIMEOUT)
+    ask(page, "which field is Young Oak grown in")
+    expect(last_turn(page).locator(".answer-text")).to_have_text("South Field", timeout=ANSWER_TIMEOUT)
+    session_id = page.locator("#session-list li.current").get_attribute("data-session")
+    assert session_id
+
+    page.reload()
+    page.wait_for_selector("body[data-ready=true]")
+    current = page.locator("#session-list li.current")
+    expect(current).to_have_attribute("data-session", session_id)
+    expect(current.locator(".session-meta")).to_contain_text("2 turns")
+    expect(page.locator("#turns .question-text")).to_have_text(
+        ["who is the gardener of Tall Ash", "which field is Young Oak grown in"])
+    expect(page.locator("#turns .answer-text")).to_have_text(["Ada Quill", "South Field"])
+    expect(page.locator("#turns table.triples tbody tr").first.locator("td")).to_have_text(
+        ["Tall Ash", "tended by", "Ada Quill"])
+
+
+def test_sessions_can_be_switched_created_and_deleted(open_chat):
+    page = open_chat()
+    ask(page, "who is the gardener of Old Elm")
+    expect(last_turn(page).locator(".answer-text")).to_have_text("Ada Quill", timeout=ANSWER_TIMEOUT)
+    first = page.locator("#session-list li.current").get_attribute("data-session")
+
+    page.click("#new-session")
+    expect(page.locator("#turns > li")).to_have_count(0)
+    expect(page.locator("#question")).to_be_focused()
+    ask(page, "which field is Tall Ash grown in")
+    expect(last_turn(page).locator(".answer-text")).to_have_text("South Field", timeout=ANSWER_TIMEOUT)
+    second = page.locator("#session-list li.current").get_attribute("data-session")
+    assert second and second != first
+
+    page.locator(f'#session-list li[data-session="{first}"] .session-open').click()
+    expect(page.locator("#session-list li.current")).to_have_attribute("data-session", first)
+    expect(page.locator("#turns .answer-text")).to_have_text(["Ada Quill"])
+
+    page.locator(f'#session-list li[data-session="{second}"] .session-delete').click()
+    expect(page.locator(f'#session-list li[data-session="{second}"]')).to_have_count(0)
+    expect(page.locator("#turns .answer-text")).to_have_text(["Ada Quill"])  # the open session stays
+    page.locator(f'#session-list li[data-session="{first}"] .session-delete').click()
+    expect(page.locator(f'#session-list li[data-session="{first}"]')).to_have_count(0)
+    expect(page.locator("#turns > li")).to_have_count(0)
+
+
+def test_kg_labels_are_shown_as_text_never_as_html(open_chat):
+    page = open_chat()
+    ask(page, "who is the gardener of Lone Pine")
+    turn = last_turn(page)
+    expect(turn.locator(".answer-text")).to_have_text(XSS_LABEL, timeout=ANSWER_TIMEOUT)
+    expect(turn.locator("table.triples td").nth(2)).to_have_text(XSS_LABEL)
+    expect(turn.locator(".values li")).to_have_text([XSS_LABEL])
+    expect(turn.locator("svg.triple-graph title").first).to_have_text(
+        re.compile(re.escape("Lone Pine — tended by → " + XSS_LABEL)))
+    # The markup stayed characters: no element was made from it and nothing ran.
+    assert page.locator("#turns img, #turns script, #live-messages img, #live-messages script").count() == 0
+    assert page.evaluate("window.__xss") is None
+    # The streamed message payloads carry the label too, as text.
+    page.locator("#live-messages li[data-kind=answer] summary").click()
+    expect(page.locator("#live-messages li[data-kind=answer] pre.payload")).to_contain_text("<img src=x")
+
+
+def test_api_key_box_unlocks_the_sessions(open_chat):
+    page = open_chat(key=None)
+    expect(page.locator("#key-box")).to_have_attribute("open", "")
+    expect(page.locator("#status-line")).to_contain_text("API key")
+    page.fill("#api-key", API_KEY)
+    page.press("#api-key", "Enter")  # change event
+    page.locator("#api-key").blur()
+    expect(page.locator("#status-line")).not_to_contain_text("API key")
+    ask(page, "who is the gardener of Young Oak")
+    expect(last_turn(page).locator(".answer-text")).to_have_text("Bo Lark", timeout=ANSWER_TIMEOUT)
+    assert page.evaluate("localStorage.getItem('kgteam.apiKey')") == API_KEY
+
+
+def test_narrow_window_has_no_sideways_scrolling(open_chat, context):
+    page = open_chat()
+    page.set_viewport_size({"width": 380, "height": 800})
+    ask(page, "who is the gardener of Young Oak")
+    expect(last_turn(page).locator(".answer-text")).to_have_text("Bo Lark", timeout=ANSWER_TIMEOUT)
+    overflow = page.evaluate("document.documentElement.scrollWidth - window.innerWidth")
+    assert overflow <= 0
+    # Keyboard: Tab from the question box reaches Ask, then Stop is skipped while disabled.
+    page.focus("#question")
+    page.keyboard.press("Tab")
+    expect(page.locator("#ask")).to_be_focused()
