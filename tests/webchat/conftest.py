@@ -44,9 +44,9 @@ model:
   model: stand-in
   max_retries: 0
   timeout_s: 90
-kg: {backend: oxigraph, path: ./kg/kgs/orchard}
+kg: {backend: oxigraph, name: orchard}
 playbook: triad
-budgets: {timeout_s: 90}
+budgets: {timeout_s: 90, max_llm_calls: 25}
 """
 
 
@@ -81,7 +81,7 @@ def server(tmp_path_factory, stand_in_model, chromium_path):
 
     root = tmp_path_factory.mktemp("webchat-serve")
     (root / "orchard.ttl").write_text(KG_TTL, encoding="utf-8")
-    build_kg([root / "orchard.ttl"], "orchard", home=root / "kg", progress=False)
+    build_kg([root / "orchard.ttl"], "orchard", home=root / "home", progress=False)
     (root / "team.yaml").write_text(TEAM_YAML, encoding="utf-8")
     port = _free_port()
     env = {**os.environ, "KGTEAM_HOME": str(root / "home"), "KGTEAM_TEST_MODEL_URL": stand_in_model.base_url,
@@ -89,6 +89,7 @@ def server(tmp_path_factory, stand_in_model, chromium_path):
            "PYTHONPATH": os.pathsep.join([str(REPO), os.environ.get("PYTHONPATH", "")]).rstrip(os.pathsep)}
     log = (root / "serve.log").open("w")
     proc = subprocess.Popen([sys.executable, "-m", "kgteam.cli", "serve", "--team", str(root / "team.yaml"),
+                             "--sessions", str(root / "sessions.sqlite"),
                              "--host", "127.0.0.1", "--port", str(port)],
                             cwd=root, env=env, stdout=log, stderr=subprocess.STDOUT)
     url = f"http://127.0.0.1:{port}"

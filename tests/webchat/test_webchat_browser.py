@@ -21,7 +21,7 @@ def last_turn(page):
 
 def test_ask_streams_role_messages_and_shows_answer_with_evidence(open_chat, screenshot_dirs):
     page = open_chat()
-    expect(page.locator("#server-info")).to_contain_text("team webchat-test")
+    expect(page.locator("#server-info")).to_contain_text("team webchat-test · playbook triad · KG orchard")
     ask(page, "who is the gardener of Young Oak")
     turn = last_turn(page)
     expect(turn.locator(".answer-text")).to_have_text("Bo Lark", timeout=ANSWER_TIMEOUT)
@@ -38,7 +38,7 @@ def test_ask_streams_role_messages_and_shows_answer_with_evidence(open_chat, scr
 
     # Budgets panel: live use of the LLM call budget (the stand-in model answered 6 calls).
     llm = page.locator('.budget[data-budget="llm_calls"] .budget-value')
-    expect(llm).to_have_text(re.compile(r"^[1-9]\d* / 20$"))
+    expect(llm).to_have_text(re.compile(r"^[1-9]\d* / 25$"))  # the team file sets 25
 
     # Evidence beside the answer: the triple as a table row and as a drawing.
     row = turn.locator("table.triples tbody tr")
@@ -144,7 +144,6 @@ def test_kg_labels_are_shown_as_text_never_as_html(open_chat):
     turn = last_turn(page)
     expect(turn.locator(".answer-text")).to_have_text(XSS_LABEL, timeout=ANSWER_TIMEOUT)
     expect(turn.locator("table.triples td").nth(2)).to_have_text(XSS_LABEL)
-    expect(turn.locator(".values li")).to_have_text([XSS_LABEL])
     expect(turn.locator("svg.triple-graph title").first).to_have_text(
         re.compile(re.escape("Lone Pine — tended by → " + XSS_LABEL)))
     # The markup stayed characters: no element was made from it and nothing ran.
@@ -179,3 +178,30 @@ def test_narrow_window_has_no_sideways_scrolling(open_chat, context):
     page.focus("#question")
     page.keyboard.press("Tab")
     expect(page.locator("#ask")).to_be_focused()
+
+
+SSE_CHUNKS_JS = """
+async (chunks) => {
+  const { readEvents } = await import('/sse.js');
+  const enc = new TextEncoder();
+  const body = new ReadableStream({ start(c) { for (const s of chunks) c.enqueue(enc.encode(s)); c.close(); } });
+  const out = [];
+  for await (const e of readEvents(body)) out.push(e);
+  return out;
+}
+"""
+
+
+def test_sse_reader_handles_split_chunks_and_line_endings(open_chat):
+    """The stream parser copes with events cut anywhere, CRLF split across reads, comments, multi-line data."""
+    page = open_chat()
+    chunks = ["id: 1\r", "\nevent: turn\r\ndata: {\"turn\"", ": 0}\r\n\r\n",
+              ": keep-alive\n\n",
+              "event: message\ndata: line one\ndata: line two\n\n",
+              "id: 3\nevent: done\ndata: {\"status\":\"done\"}"]  # the last one lacks its blank line
+    events = page.evaluate(SSE_CHUNKS_JS, chunks)
+    assert events == [
+        {"event": "turn", "data": '{"turn": 0}', "id": "1"},
+        {"event": "message", "data": "line one\nline two", "id": "1"},
+        {"event": "done", "data": '{"status":"done"}', "id": "3"},
+    ]

@@ -146,6 +146,7 @@ function handleEvent(run, event) {
     case "answer":
       run.view.showAnswer(data);
       run.answered = true;
+      if (visible) run.view.reveal("start");
       break;
     case "error":
       run.view.showError(data.message || data.code || "error");

@@ -44,6 +44,13 @@ export class TurnView {
     replaceChildren(this.replyEl, renderAnswer(answer));
   }
 
+  /** Bring the turn into view inside the conversation's own scroll box, not the whole page. */
+  reveal(where = "start") {
+    const box = this.el.closest(".chat-scroll");
+    if (!box || box.scrollHeight <= box.clientHeight) return;
+    box.scrollTop = where === "end" ? box.scrollHeight : this.el.offsetTop; // box is the offsetParent
+  }
+
   showError(message) {
     this.replyEl.append(h("p", { class: "error-text", role: "alert" }, message));
   }
@@ -66,7 +73,7 @@ export class Conversation {
     this.emptyEl.hidden = true;
     this.listEl.append(view.el);
     view.setStatus("running");
-    view.el.scrollIntoView?.({ block: "end" });
+    view.reveal("end");
     return view;
   }
 
@@ -80,6 +87,7 @@ export class Conversation {
       if (turn.answer) view.showAnswer(turn.answer);
       view.setStatus(turn.status || (turn.answer ? "done" : "interrupted"));
     }
-    this.listEl.lastElementChild?.scrollIntoView?.({ block: "end" });
+    const box = this.listEl.closest(".chat-scroll");
+    if (box) box.scrollTop = box.scrollHeight;
   }
 }

@@ -110,7 +110,8 @@ export function renderEvidence(evidence) {
 
 /** The whole answer card. */
 export function renderAnswer(answer) {
-  const values = list(answer.values).filter((v) => v && (v.label || v.iri));
+  let values = list(answer.values).filter((v) => v && (v.label || v.iri));
+  if (values.length === 1 && values[0].label === answer.text) values = []; // the text says it already
   const stop = answer.stop_reason ?? answer.stopped_by ?? null;
   const cost = formatCost(answer.cost);
   const meta = [];

@@ -5,7 +5,6 @@
 import { s, shorten } from "./dom.js";
 
 const WIDTH = 520;
-const HEIGHT = 320;
 const MARGIN = 70; // room for labels at the edges
 const MAX_TRIPLES = 40;
 let drawingCount = 0;
@@ -43,8 +42,8 @@ export function layout(nodes, edges, iterations = 250) {
   if (n === 0) return [];
   if (n === 1) return [{ x: 0.5, y: 0.5 }];
   const pos = nodes.map((_, i) => ({
-    x: 0.5 + 0.4 * Math.cos((2 * Math.PI * i) / n),
-    y: 0.5 + 0.4 * Math.sin((2 * Math.PI * i) / n),
+    x: 0.5 + 0.4 * Math.cos(Math.PI + (2 * Math.PI * i) / n), // the first subject starts on the left
+    y: 0.5 + 0.4 * Math.sin(Math.PI + (2 * Math.PI * i) / n),
   }));
   const k = Math.sqrt(1 / n) * 0.9;
   let temperature = 0.1;
@@ -79,29 +78,33 @@ export function layout(nodes, edges, iterations = 250) {
     }
     temperature *= 0.98;
   }
-  // Stretch to fill the unit square (keeps the picture readable whatever the spread).
+  // Stretch to fill the unit square (keeps the picture readable whatever the spread); an axis
+  // with no real spread (two nodes side by side) stays centred instead of being blown up.
   const xs = pos.map((p) => p.x);
   const ys = pos.map((p) => p.y);
   const [minX, maxX, minY, maxY] = [Math.min(...xs), Math.max(...xs), Math.min(...ys), Math.max(...ys)];
-  const spanX = maxX - minX || 1;
-  const spanY = maxY - minY || 1;
+  const spanX = maxX - minX;
+  const spanY = maxY - minY;
   return pos.map((p) => ({
-    x: maxX === minX ? 0.5 : (p.x - minX) / spanX,
-    y: maxY === minY ? 0.5 : (p.y - minY) / spanY,
+    x: spanX < 1e-3 ? 0.5 : (p.x - minX) / spanX,
+    y: spanY < 1e-3 ? 0.5 : (p.y - minY) / spanY,
   }));
 }
 
 /** An <svg> drawing of the triples (an accessible image; the table next to it has the text). */
 export function drawTriples(triples) {
   const { nodes, edges } = graphOf(triples);
-  const places = layout(nodes, edges).map((p) => ({
+  const unit = layout(nodes, edges);
+  const flat = unit.every((p) => p.y === 0.5); // a single row needs little height
+  const height = flat ? 90 : Math.min(360, 160 + 20 * nodes.length);
+  const places = unit.map((p) => ({
     x: MARGIN + p.x * (WIDTH - 2 * MARGIN),
-    y: 30 + p.y * (HEIGHT - 60),
+    y: flat ? height / 2 : 30 + p.y * (height - 60),
   }));
   const markerId = `kg-arrow-${++drawingCount}`;
   const svg = s("svg", {
     class: "triple-graph",
-    viewBox: `0 0 ${WIDTH} ${HEIGHT}`,
+    viewBox: `0 0 ${WIDTH} ${height}`,
     role: "img",
     "aria-label": `Graph of ${edges.length} evidence triple${edges.length === 1 ? "" : "s"} between ${nodes.length} nodes`,
   });
@@ -138,7 +141,7 @@ export function drawTriples(triples) {
     const shape = node.literal
       ? s("rect", { x: p.x - radius, y: p.y - radius, width: radius * 2, height: radius * 2, rx: 2, class: "node-literal" })
       : s("circle", { cx: p.x, cy: p.y, r: radius, class: "node-entity" });
-    const below = p.y < HEIGHT - 40;
+    const below = p.y < height - 40;
     svg.append(s("g", { class: "node" },
       s("title", {}, node.label),
       shape,
@@ -146,7 +149,7 @@ export function drawTriples(triples) {
         shorten(node.label, 30))));
   }
   if (triples.length > MAX_TRIPLES) {
-    svg.append(s("text", { x: 8, y: HEIGHT - 8, class: "graph-note" }, `first ${MAX_TRIPLES} of ${triples.length} triples`));
+    svg.append(s("text", { x: 8, y: height - 8, class: "graph-note" }, `first ${MAX_TRIPLES} of ${triples.length} triples`));
   }
   return svg;
 }

@@ -31,7 +31,7 @@ export class LivePanel {
     this.messagesEl = messagesEl;
     this.budgetsEl = budgetsEl;
     this.countEl = countEl;
-    this.count = 0;
+    this.counts = { message: 0, tool: 0 };
     this.limits = {};
   }
 
@@ -49,18 +49,24 @@ export class LivePanel {
   }
 
   reset(note) {
-    this.count = 0;
+    this.counts = { message: 0, tool: 0 };
     this.countEl.textContent = "";
     replaceChildren(this.messagesEl, note ? h("li", { class: "muted live-note" }, note) : null);
     this.showLimits();
   }
 
-  push(item) {
+  push(item, counted) {
+    // Follow the newest message only when the reader is at the bottom of the panel already.
+    const box = this.messagesEl.closest(".live-section");
+    const atBottom = !box || box.scrollHeight - box.scrollTop - box.clientHeight < 40;
     this.messagesEl.querySelector(".live-note")?.remove();
     this.messagesEl.append(item);
-    this.count += 1;
-    this.countEl.textContent = `(${this.count})`;
-    item.scrollIntoView?.({ block: "nearest" });
+    if (counted) {
+      this.counts[counted] += 1;
+      const { message, tool } = this.counts;
+      this.countEl.textContent = `(${message}${tool ? ` + ${tool} tool call${tool === 1 ? "" : "s"}` : ""})`;
+    }
+    if (box && atBottom && box.scrollHeight > box.clientHeight) box.scrollTop = box.scrollHeight;
   }
 
   addMessage(m) {
@@ -72,16 +78,16 @@ export class LivePanel {
     this.push(h("li", { class: "live-message", "data-kind": m.kind ?? "" },
       payload
         ? h("details", {}, h("summary", {}, head, summary), h("pre", { class: "payload" }, shorten(payload, 8000)))
-        : h("div", {}, head, summary)));
+        : h("div", {}, head, summary)), "message");
   }
 
   addToolCall(t) {
-    const args = t.args && Object.keys(t.args).length ? shorten(JSON.stringify(t.args), 200) : "";
+    const args = t.args && Object.keys(t.args).length ? shorten(JSON.stringify(t.args), 140) : "";
     const rows = t.rows !== undefined && t.rows !== null ? ` → ${t.rows} row${t.rows === 1 ? "" : "s"}` : "";
     const secs = typeof t.seconds === "number" ? ` · ${t.seconds.toFixed(2)} s` : "";
     this.push(h("li", { class: "live-tool" },
       h("span", { class: "route" }, String(t.role ?? "")), " ", h("span", { class: "kind" }, `tool ${t.tool ?? ""}`),
-      h("div", { class: "summary" }, `${args}${rows}${secs}`)));
+      h("div", { class: "summary" }, `${args}${rows}${secs}`)), "tool");
   }
 
   addNote(text, cls = "live-note-event") {
