@@ -16,8 +16,9 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import uuid
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from pathlib import Path
+from typing import Any
 
 from kgteam.config.defaults import with_overrides
 from kgteam.config.schema import ModelSpec, TeamSpec
@@ -38,7 +39,8 @@ def _quiet_logs() -> None:
 class Team:
     """A built team: its model server, KG and session store stay open until :meth:`close`."""
 
-    def __init__(self, spec: TeamSpec, *, home: str | Path | None = None, sessions: str | Path | None = None) -> None:
+    def __init__(self, spec: TeamSpec, *, home: str | Path | None = None, sessions: str | Path | Any = None) -> None:
+        """``sessions``: a SQLite file to keep sessions in, or an open session store (closed with the team)."""
         from kgteam.agents.sessions import SqliteSessionStore
         from kgteam.team_builder import build_team
 
@@ -47,7 +49,10 @@ class Team:
         self._stack = contextlib.ExitStack()
         home_path = Path(home).expanduser() if home is not None else None
         try:
-            self._store = SqliteSessionStore(sessions) if sessions is not None else None
+            if sessions is None or hasattr(sessions, "begin_turn"):
+                self._store = sessions
+            else:
+                self._store = SqliteSessionStore(sessions)
             if self._store is not None:
                 self._stack.callback(self._store.close)
             self._runner = build_team(spec, stack=self._stack, home=home_path, session_store=self._store)
@@ -95,14 +100,33 @@ class Team:
                     with contextlib.suppress(Exception):
                         await close()
 
-    async def aask(self, question: str, *, session: str | None = None) -> Answer:
-        return await self._runner.ask(question, session_id=session)
+    async def aask(self, question: str, *, session: str | None = None,
+                   on_event: Callable[[Envelope], Any] | None = None,
+                   on_trace: Callable[[str, dict[str, Any]], None] | None = None,
+                   cancel: asyncio.Event | None = None) -> Answer:
+        """``on_event`` hears every message as it is persisted, ``on_trace`` every tool and LLM call;
+        setting ``cancel`` stops the run (its answer then says ``stopped_by="cancelled"``).
+        Questions of different sessions may run at once on one team."""
+        return await self._runner.ask(question, session_id=session, on_event=on_event, on_trace=on_trace,
+                                      cancel=cancel)
 
-    async def stream(self, question: str, *, session: str | None = None) -> AsyncIterator[Envelope]:
+    async def stream(self, question: str, *, session: str | None = None,
+                     cancel: asyncio.Event | None = None) -> AsyncIterator[Envelope]:
         """Every message of the run as it happens (``env.kind``, ``env.sender``, ``env.payload``),
-        the answer last; leaving the loop early cancels the run."""
-        async for env in self._runner.stream(question, session_id=session):
+        the answer last; leaving the loop early (or setting ``cancel``) cancels the run."""
+        async for env in self._runner.stream(question, session_id=session, cancel=cancel):
             yield env
+
+    # -- what a server needs -------------------------------------------------------------------
+    @property
+    def store(self) -> Any:
+        """The session store (None when the team keeps sessions in memory only)."""
+        return self._store
+
+    @property
+    def runner(self) -> Any:
+        """The built ``TeamRunner``: its resolved budgets and routes (read them; do not change them)."""
+        return self._runner
 
     def session(self, session_id: str | None = None) -> Session:
         """A conversation: follow-up questions see the earlier ones (with a contextualizer role)."""

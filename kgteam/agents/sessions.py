@@ -110,6 +110,8 @@ class SessionStore(Protocol):
     def save_settings(self, session_id: str, settings: dict[str, Any]) -> dict[str, Any]: ...
     def settings(self, session_id: str) -> dict[str, Any] | None: ...
     def events(self, session_id: str, turn: int | None = None) -> list[dict[str, Any]]: ...
+    def create_session(self, session_id: str, *, title: str | None = None) -> SessionInfo: ...
+    def delete_session(self, session_id: str) -> bool: ...
 
 
 class SqliteSessionStore:
@@ -163,9 +165,39 @@ class SqliteSessionStore:
         now = _now()
         self._conn.execute(
             "INSERT INTO sessions (session_id, created_at, updated_at, title) VALUES (?, ?, ?, ?) "
-            "ON CONFLICT(session_id) DO UPDATE SET updated_at=excluded.updated_at",
+            "ON CONFLICT(session_id) DO UPDATE SET updated_at=excluded.updated_at, "
+            "title=COALESCE(sessions.title, excluded.title)",
             (session_id, now, now, title),
         )
+
+    def create_session(self, session_id: str, *, title: str | None = None) -> SessionInfo:
+        """An empty session (a server creates it before its first question); its title, when not
+        given, becomes the first question. Creating one that exists changes nothing."""
+        with self._lock:
+            now = _now()
+            self._conn.execute(
+                "INSERT INTO sessions (session_id, created_at, updated_at, title) VALUES (?, ?, ?, ?) "
+                "ON CONFLICT(session_id) DO NOTHING", (session_id, now, now, title))
+            row = self._conn.execute("SELECT * FROM sessions WHERE session_id=?", (session_id,)).fetchone()
+        return SessionInfo(session_id=row["session_id"], created_at=row["created_at"], updated_at=row["updated_at"],
+                           turns=0, incomplete_turns=0, title=row["title"])
+
+    def delete_session(self, session_id: str) -> bool:
+        """Remove a session and everything stored about it; False when there was none."""
+        self.flush()
+        with self._lock:
+            self._conn.execute("BEGIN IMMEDIATE")
+            try:
+                found = self._conn.execute("DELETE FROM sessions WHERE session_id=?", (session_id,)).rowcount
+                for table in ("turns", "messages", "events", "session_settings"):
+                    found += self._conn.execute(f"DELETE FROM {table} WHERE session_id=?",  # noqa: S608
+                                                (session_id,)).rowcount
+                self._conn.execute("COMMIT")
+            except BaseException:
+                self._conn.execute("ROLLBACK")
+                raise
+            self._seq = {k: v for k, v in self._seq.items() if k[0] != session_id}
+        return found > 0
 
     def begin_turn(self, session_id: str, question: str) -> int:
         with self._lock:

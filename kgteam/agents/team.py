@@ -32,7 +32,7 @@ from kgteam.agents.bus import BusTeam, RoleAgent, agent_name_for, run_bus
 from kgteam.agents.logging import quiet_by_default
 from kgteam.agents.sessions import SessionStore
 from kgteam.agents.supervisor import DEFAULT_CONCURRENCY, Delivery, ModelWait, Supervisor
-from kgteam.agents.trace import RunTrace
+from kgteam.agents.trace import RunTrace, TraceTap
 from kgteam.llm.base import ChatModel
 from kgteam.protocols.budgets import Budgets
 from kgteam.protocols.envelope import Envelope, new_id
@@ -108,9 +108,14 @@ class TeamRunner:
 
     # -- public API ---------------------------------------------------------------------------
     async def ask(self, question: str, *, session_id: str | None = None,
-                  on_event: EventCallback | None = None, cancel: asyncio.Event | None = None) -> Answer:
+                  on_event: EventCallback | None = None, cancel: asyncio.Event | None = None,
+                  on_trace: TraceTap | None = None) -> Answer:
         """Answer one question (one turn of ``session_id``). Never raises for run failures; a
-        cancelled caller gets its ``CancelledError`` back after the run is torn down."""
+        cancelled caller gets its ``CancelledError`` back after the run is torn down.
+
+        Runs of different sessions may be awaited at once (a server does): each has its own bus and
+        supervisor; roles, models and tools are shared and keep no per-run state. ``on_trace``
+        hears this run's trace events (tool and LLM calls) as they are recorded."""
         session_id = session_id or uuid.uuid4().hex[:12]
         started = time.monotonic()
         store = self.session_store
@@ -124,7 +129,7 @@ class TeamRunner:
         state = Supervisor(session_id, turn, self.routes, self.roles, self.budgets, started=started,
                            concurrency=self.concurrency, model_name=getattr(self.model, "name", None))
         self.last_run = state
-        trace = RunTrace(session_id, turn, store, self.trace)
+        trace = RunTrace(session_id, turn, store, self.trace, tap=on_trace)
         log.info("question_started", session_id=session_id, turn=turn, question=question)
 
         def emit(envelope: Envelope) -> None:
@@ -183,7 +188,8 @@ class TeamRunner:
             log.warning("on_event_failed", error=str(task.exception()))
 
     async def stream(self, question: str, *, session_id: str | None = None,
-                     cancel: asyncio.Event | None = None) -> AsyncIterator[Envelope]:
+                     cancel: asyncio.Event | None = None, on_trace: TraceTap | None = None
+                     ) -> AsyncIterator[Envelope]:
         """Yield every envelope as it happens: the question first, the final answer last.
 
         Leaving the loop early cancels the run.
@@ -191,7 +197,7 @@ class TeamRunner:
         queue: asyncio.Queue[Envelope | None] = asyncio.Queue()
         cancel = cancel or asyncio.Event()
         task = asyncio.create_task(self.ask(question, session_id=session_id, on_event=queue.put_nowait,
-                                            cancel=cancel))
+                                            cancel=cancel, on_trace=on_trace))
         task.add_done_callback(lambda _: queue.put_nowait(None))
         try:
             while True:

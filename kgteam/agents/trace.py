@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Callable, Iterator
 from datetime import datetime
 from pathlib import Path
 from typing import Any
@@ -16,17 +17,21 @@ from kgteam.roles.base import TraceSink
 
 log = structlog.get_logger("kgteam.trace")
 
+TraceTap = Callable[[str, dict[str, Any]], None]  # (event, data): one run's events as they happen
+
 
 class RunTrace:
     """The ``TraceSink`` a run's roles get: persists each event with its session and turn, mirrors it
-    to an optional extra sink (tests, UIs)."""
+    to an optional extra sink (tests, UIs) and to ``tap``, this run's own listener (a server
+    streaming tool calls to the client that asked)."""
 
     def __init__(self, session_id: str, turn: int, store: SessionStore | None = None,
-                 mirror: TraceSink | None = None):
+                 mirror: TraceSink | None = None, tap: TraceTap | None = None):
         self.session_id = session_id
         self.turn = turn
         self.store = store
         self.mirror = mirror
+        self.tap = tap
         self.events: list[dict[str, Any]] = []
 
     def record(self, event: str, **data: Any) -> None:
@@ -36,6 +41,11 @@ class RunTrace:
             self.store.append_event(self.session_id, self.turn, event, data)
         if self.mirror is not None:
             self.mirror.record(event, **data)
+        if self.tap is not None:
+            try:
+                self.tap(event, data)
+            except Exception as exc:  # a broken listener must not break the run
+                log.warning("trace_tap_failed", error=str(exc))
 
 
 def trace_records(store: SessionStore, session_id: str) -> list[dict[str, Any]]:
@@ -57,19 +67,25 @@ def _ts(value: str) -> float:
         return 0.0
 
 
+def jsonl_lines(store: SessionStore, session_id: str) -> Iterator[str]:
+    """The session's export, one JSON line (with its newline) each: turns first, then messages and
+    events in time order (what ``kgteam trace --jsonl`` writes and ``GET .../trace`` returns)."""
+    for turn in store.turns(session_id):
+        yield json.dumps({"type": "turn", "session_id": session_id, "turn": turn.turn,
+                          "question": turn.question, "complete": turn.complete,
+                          "started_at": turn.started_at, "finished_at": turn.finished_at}) + "\n"
+    for record in trace_records(store, session_id):
+        yield json.dumps(record, default=str) + "\n"
+
+
 def export_jsonl(store: SessionStore, session_id: str, path: str | Path) -> int:
     """Write the whole session (turns, messages, tool and LLM calls) as JSON lines; returns the count."""
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     count = 0
     with path.open("w", encoding="utf-8") as out:
-        for turn in store.turns(session_id):
-            out.write(json.dumps({"type": "turn", "session_id": session_id, "turn": turn.turn,
-                                  "question": turn.question, "complete": turn.complete,
-                                  "started_at": turn.started_at, "finished_at": turn.finished_at}) + "\n")
-            count += 1
-        for record in trace_records(store, session_id):
-            out.write(json.dumps(record, default=str) + "\n")
+        for line in jsonl_lines(store, session_id):
+            out.write(line)
             count += 1
     return count
 

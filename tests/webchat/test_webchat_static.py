@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import fnmatch
 import re
 import tomllib
 from pathlib import Path
@@ -12,16 +11,23 @@ STATIC = REPO / "kgteam" / "serve" / "static"
 FILES = sorted(p for p in STATIC.rglob("*") if p.is_file())
 
 
+def _glob_regex(pattern: str) -> re.Pattern[str]:
+    """setuptools' package-data globs: '*' stays inside one folder, '**/' spans any number of them."""
+    out = ""
+    for part in re.split(r"(\*\*/|\*|\?)", pattern):
+        out += {"**/": "(?:.*/)?", "*": "[^/]*", "?": "[^/]"}.get(part, re.escape(part))
+    return re.compile(out + r"\Z")
+
+
 def test_every_static_file_is_package_data():
     """A non-editable install carries the chat: each file matches a package-data pattern of `kgteam`."""
     patterns = tomllib.loads((REPO / "pyproject.toml").read_text())["tool"]["setuptools"]["package-data"]["kgteam"]
     assert {p.name for p in FILES} >= {"index.html", "app.js", "style.css"}
+    assert _glob_regex("serve/static/**/*").match("serve/static/app.js")
+    assert not _glob_regex("serve/*").match("serve/static/app.js")
     for path in FILES:
         rel = path.relative_to(REPO / "kgteam").as_posix()
-        # setuptools globs: '*' does not cross '/', as fnmatch's does; compare segment by segment.
-        assert any(len(pat.split("/")) == len(rel.split("/")) and
-                   all(fnmatch.fnmatchcase(a, b) for a, b in zip(rel.split("/"), pat.split("/"), strict=True))
-                   for pat in patterns), f"{rel} is not in [tool.setuptools.package-data] kgteam"
+        assert any(_glob_regex(p).match(rel) for p in patterns), f"{rel} is not in [tool.setuptools.package-data] kgteam"
 
 
 def test_modules_never_parse_data_as_html():

@@ -1,0 +1,138 @@
+"""Questions running in this server process: at most one per session, each a task of its own.
+
+A run is not tied to the HTTP request that started it: a client that disconnects does not stop
+it (the answer is still persisted, and the session shows it); ``cancel`` does. Its events go to
+a queue that the request streaming them reads. Runs of different sessions proceed concurrently
+on the one team (``TeamRunner.ask`` keeps all per-run state in the run's own supervisor).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+from collections.abc import AsyncIterator
+from typing import Any
+
+import structlog
+
+from kgteam.protocols.envelope import Envelope
+from kgteam.protocols.payloads import Answer
+from kgteam.serve.events import Event, RunEvents, done_status
+
+log = structlog.get_logger("kgteam.serve")
+
+SHUTDOWN_GRACE_S = 5.0
+
+
+class SessionBusy(Exception):  # noqa: N818 - the name says what happened
+    """The session already has a question running."""
+
+
+class QuestionRun:
+    """One question of one session: its task, its cancel switch and its stream of events."""
+
+    def __init__(self, session_id: str, question: str, events: RunEvents):
+        self.session_id = session_id
+        self.question = question
+        self.cancel = asyncio.Event()
+        self.translate = events
+        self.queue: asyncio.Queue[Event | None] = asyncio.Queue()
+        self.answer: Answer | None = None
+        self.status = "running"
+        self.task: asyncio.Task[None] | None = None
+        self.done = asyncio.Event()
+
+    @property
+    def turn(self) -> int | None:
+        return self.translate.turn
+
+    def _put(self, events: list[Event]) -> None:
+        for event in events:
+            self.queue.put_nowait(event)
+
+    def on_envelope(self, env: Envelope) -> None:
+        """Called after the envelope is persisted: the stream never shows what the store lacks."""
+        self._put(self.translate.envelope(env))
+
+    def on_trace(self, event: str, data: dict[str, Any]) -> None:
+        self._put(self.translate.trace(event, data))
+
+    def finish(self, status: str, answer: Answer | None = None, error: dict[str, str] | None = None) -> None:
+        self.status = status
+        self.answer = answer
+        if answer is not None:
+            self._put(self.translate.answer(answer))
+        if error is not None:
+            self._put([("error", error)])
+        self._put([("done", {"status": status})])
+        self.queue.put_nowait(None)
+        self.done.set()
+
+    async def events(self) -> AsyncIterator[Event]:
+        """The run's events until ``done`` (for the one request that streams them)."""
+        while True:
+            item = await self.queue.get()
+            if item is None:
+                return
+            yield item
+
+
+class QuestionRuns:
+    """The running questions, by session."""
+
+    def __init__(self, team: Any, max_running: int = 0):
+        self.team = team
+        self.max_running = max_running
+        self._runs: dict[str, QuestionRun] = {}
+
+    def __len__(self) -> int:
+        return len(self._runs)
+
+    def get(self, session_id: str) -> QuestionRun | None:
+        return self._runs.get(session_id)
+
+    def full(self) -> bool:
+        return bool(self.max_running) and len(self._runs) >= self.max_running
+
+    def start(self, session_id: str, question: str) -> QuestionRun:
+        """Start answering; raises :class:`SessionBusy` when the session has a question running."""
+        if session_id in self._runs:
+            raise SessionBusy(session_id)
+        runner = self.team.runner
+        run = QuestionRun(session_id, question, RunEvents(session_id, question, runner.budgets, runner.routes))
+        self._runs[session_id] = run
+        run.task = asyncio.create_task(self._drive(run), name=f"kgteam-question-{session_id}")
+        return run
+
+    async def _drive(self, run: QuestionRun) -> None:
+        try:
+            answer = await self.team.aask(run.question, session=run.session_id, on_event=run.on_envelope,
+                                          on_trace=run.on_trace, cancel=run.cancel)
+        except asyncio.CancelledError:  # the server is shutting down: the runner closed the turn
+            run.finish("interrupted", error={"code": "server_shutdown",
+                                             "message": "the server stopped while the question was running"})
+            raise
+        except Exception as exc:  # the store failed, or a bug: the client hears it, the log has the rest
+            log.exception("question_failed", session_id=run.session_id)
+            run.finish("error", error={"code": "internal_error",
+                                       "message": f"the question failed: {type(exc).__name__}"})
+        else:
+            run.finish(done_status(answer), answer)
+        finally:
+            self._runs.pop(run.session_id, None)
+
+    def cancel(self, session_id: str) -> bool:
+        run = self._runs.get(session_id)
+        if run is None or run.cancel.is_set():
+            return False
+        run.cancel.set()
+        return True
+
+    async def shutdown(self) -> None:
+        """Stop every run (each turn is closed as cancelled) and wait a little for them to end."""
+        tasks = [r.task for r in self._runs.values() if r.task is not None]
+        for task in tasks:
+            task.cancel()
+        if tasks:
+            with contextlib.suppress(Exception):
+                await asyncio.wait(tasks, timeout=SHUTDOWN_GRACE_S)
