@@ -261,8 +261,23 @@ def roles_from(specs: dict[str, RoleSpec]) -> dict[str, Any]:
     return roles
 
 
-def build_toolbox(kg_tools: Any) -> Toolbox:
-    """Every installed tool (entry point group ``kgteam.tools``), bound to the team's KG tools."""
+def open_web_search(spec: TeamSpec, stack: contextlib.ExitStack, home: Path | None = None) -> Any:
+    """The team's ``WebSearch`` (from its ``web:`` section; without one, a search that says how to add it)."""
+    from kgteam.tools.web import WebSearchError, build_web_search
+
+    try:
+        return build_web_search(spec.web, home=home, stack=stack)
+    except WebSearchError as exc:
+        raise TeamBuildError(f"web: {exc}") from exc
+
+
+def build_toolbox(kg_tools: Any, web: Any = None) -> Toolbox:
+    """Every installed tool (entry point group ``kgteam.tools``), bound to the team's KG tools and
+    web search (``web_search`` gets an unconfigured one when ``web`` is None)."""
+    if web is None:
+        from kgteam.tools.web import WebSearch
+
+        web = WebSearch(None)
     callables = {}
     for name in registry.installed("tools"):
         try:
@@ -270,7 +285,7 @@ def build_toolbox(kg_tools: Any) -> Toolbox:
         except (registry.PluginLoadError, ImportError) as exc:
             raise TeamBuildError(f"tool {name!r}: {exc}") from exc
     try:
-        return Toolbox.from_callables(callables, [kg_tools] if kg_tools is not None else [])
+        return Toolbox.from_callables(callables, [r for r in (kg_tools, web) if r is not None])
     except ContractError as exc:
         raise TeamBuildError(str(exc)) from exc
 
@@ -299,7 +314,7 @@ def build_team(spec: TeamSpec, *, stack: contextlib.ExitStack | None = None, hom
         roles = roles_from(team.roles)
         if tools is None:
             tools = open_kg_tools(spec.kg, stack, home)
-        toolbox = tools if isinstance(tools, Toolbox) else build_toolbox(tools)
+        toolbox = tools if isinstance(tools, Toolbox) else build_toolbox(tools, open_web_search(spec, stack, home))
         role_models: dict[str, ChatModel] = {}
         if model is None:
             model, role_models = build_models(spec, stack)
@@ -324,14 +339,16 @@ def open_team(spec: TeamSpec, **kwargs: Any) -> Iterator[Any]:
 
 
 def playbook_runner(name: str, model: ChatModel, tools: Any, *, settings: dict[str, dict[str, Any]] | None = None,
-                    budgets: Any = None, **kwargs: Any) -> Any:
+                    budgets: Any = None, subteams: dict[str, str] | None = None, **kwargs: Any) -> Any:
     """A ``TeamRunner`` for an installed playbook with a given model and tools (scripts, benchmarks,
-    tests): its roles (``settings`` per role instance), routes, entry, answer role and budgets."""
+    tests): its roles (``settings`` per role instance), routes, sub-teams, entry, answer role and budgets."""
     from kgteam.agents.team import TeamRunner
     from kgteam.config.playbooks import load_playbook
+    from kgteam.config.resolve import playbook_parts
 
     book = load_playbook(name).spec
+    roles, routes = playbook_parts(name, subteams)
     specs = {inst: rspec.model_copy(update={"settings": {**rspec.settings, **(settings or {}).get(inst, {})}})
-             for inst, rspec in book.roles.items()}
-    return TeamRunner(roles_from(specs), list(book.routes), model, tools, budgets or book.budgets,
+             for inst, rspec in roles.items()}
+    return TeamRunner(roles_from(specs), routes, model, tools, budgets or book.budgets,
                       entry_role=book.entry, answer_role=book.answer_role, grants=grants_of(specs), **kwargs)

@@ -47,6 +47,8 @@ COMMAND_MODULES = (
     "kgteam.cli.tune_cmd",
     "kgteam.cli.sparql_cmd",
     "kgteam.cli.serve_cmd",
+    "kgteam.cli.kg_cmd",
+    "kgteam.cli.corpus_cmd",
 )
 
 

@@ -150,6 +150,37 @@ class KGSpec(_Strict):
         return self
 
 
+class WebSpec(_Strict):
+    """Where ``web_search`` looks: a local corpus (``kgteam corpus add``), a SearxNG instance, or
+    the Brave Search API (key in an environment variable). See docs/web_search.md."""
+
+    provider: Literal["corpus", "searxng", "brave"] = "corpus"
+    corpus: str | None = Field(None, description="corpus: a corpus made by `kgteam corpus add` (under the kgteam home)")
+    mode: Literal["hybrid", "bm25", "dense"] = Field("hybrid", description="corpus: how chunks are ranked")
+    url: str | None = Field(None, description="searxng: the instance, e.g. http://127.0.0.1:8888")
+    api_key_env: str | None = Field(None, description="brave: env variable holding the API key (default "
+                                                      "BRAVE_API_KEY)")
+    language: str | None = Field(None, description="searxng/brave: results' language, e.g. en")
+    timeout_s: float = Field(10.0, gt=0, description="searxng/brave: seconds per request")
+    max_retries: int = Field(2, ge=0, le=10, description="searxng/brave: retries after a timeout or 5xx")
+
+    @model_validator(mode="after")
+    def _provider_needs(self) -> WebSpec:
+        if self.provider == "corpus" and not self.corpus:
+            raise ValueError("web provider 'corpus' needs 'corpus: <name>' (a corpus made by `kgteam corpus add`)")
+        if self.provider == "searxng":
+            if not self.url:
+                raise ValueError("web provider 'searxng' needs 'url' (e.g. http://127.0.0.1:8888)")
+            if not self.url.startswith(("http://", "https://")):
+                raise ValueError(f"web.url must start with http:// or https:// (got {self.url!r})")
+        wrong = [f for f, used in (("corpus", self.provider == "corpus"), ("url", self.provider == "searxng"),
+                                   ("api_key_env", self.provider == "brave"))
+                 if getattr(self, f) is not None and not used]
+        if wrong:
+            raise ValueError(f"web provider {self.provider!r} does not use {', '.join(wrong)}")
+        return self
+
+
 class RoleSpec(_Strict):
     """One role instance: which installed role (short name), its settings, an optional model, and
     the tools it may call (default: the tools the role's class says it needs)."""
@@ -195,6 +226,30 @@ def normalise_roles(value: Any) -> Any:
     return value
 
 
+class SubteamSpec(_Strict):
+    """Another playbook run as one part of this one: a router in front of a KG team, say.
+
+    Its roles join this team under ``<name>_<role>``; its entry takes the ``question`` that
+    ``question_from`` emits, and its answer goes to ``answer_to`` instead of ending the run."""
+
+    playbook: str
+    question_from: str = Field(description="the role whose question the sub-team answers")
+    answer_to: list[str] = Field(description="the roles that receive the sub-team's answer")
+
+    @model_validator(mode="before")
+    @classmethod
+    def _one_name(cls, data: Any) -> Any:
+        if isinstance(data, dict) and isinstance(data.get("answer_to"), str):
+            return {**data, "answer_to": [data["answer_to"]]}
+        return data
+
+
+class SubteamChoice(_Strict):
+    """A team file's choice of which installed playbook fills a playbook's sub-team slot."""
+
+    playbook: str
+
+
 class PlaybookSpec(_Strict):
     """A playbook file: role instances, routes, entry and answer role, default budgets."""
 
@@ -205,6 +260,7 @@ class PlaybookSpec(_Strict):
     entry: str | None = None
     answer_role: str | None = None
     budgets: Budgets = Field(default_factory=Budgets)
+    subteams: dict[str, SubteamSpec] = Field(default_factory=dict)
 
     @model_validator(mode="before")
     @classmethod
@@ -219,6 +275,7 @@ class TeamSpec(_Strict):
     description: str = ""
     model: ModelSpec = Field(default_factory=ModelSpec)
     kg: KGSpec = Field(default_factory=lambda: KGSpec(name="metaqa"))
+    web: WebSpec | None = Field(None, description="documents for the web_search tool (none: the tool says so)")
     roles: dict[str, RoleSpec] = Field(default_factory=dict)
     playbook: str | None = None
     routes: list[Route] | None = None
@@ -227,6 +284,8 @@ class TeamSpec(_Strict):
     entry: str | None = None
     answer_role: str | None = None
     concurrency: int = Field(4, ge=1, le=64, description="deliveries run at once (independent branches)")
+    subteams: dict[str, SubteamChoice] = Field(default_factory=dict,
+                                               description="which playbook fills each sub-team slot of the playbook")
 
     @model_validator(mode="before")
     @classmethod

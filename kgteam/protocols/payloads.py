@@ -38,10 +38,14 @@ class Payload(BaseModel):
         return shorten(", ".join(f"{k}={v}" for k, v in data.items()))
 
 
+RouteName = Literal["kg", "web", "both"]
+
+
 class Question(Payload):
     kind: Literal["question"] = "question"
     text: str
     original_text: str | None = None  # the user's words before the contextualizer rewrote them
+    route: RouteName | None = None  # set when a router hands the question to a sub-team
 
     def summary(self) -> str:
         rewritten = self.original_text and self.original_text.strip() != self.text.strip()
@@ -49,13 +53,15 @@ class Question(Payload):
         return shorten(self.text) + note
 
 
-RouteName = Literal["kg", "web", "both"]
-
-
 class RouteDecision(Payload):
+    """Where the answer should come from: the KG, the web (a document search), or both."""
+
     kind: Literal["route_decision"] = "route_decision"
     route: RouteName
     reason: str = ""
+    question: str = ""
+    signals: dict[str, Any] = Field(default_factory=dict)  # what the deterministic router saw
+    fallback: bool = False  # a later role re-routed here (the KG had no answer)
 
     def summary(self) -> str:
         return shorten(f"{self.route}: {self.reason}")
@@ -394,12 +400,82 @@ class MissingInfo(Payload):
         return shorten(self.description + (f" → expand {self.next_entity}" if self.next_entity else ""))
 
 
+class AnswerValue(BaseModel):
+    label: str
+    iri: str | None = None
+
+
 class Documents(Payload):
+    """What a search returned for the question (every query's hits, best first, no duplicates)."""
+
     kind: Literal["documents"] = "documents"
     documents: list[EvidenceDocument]
+    question: str = ""
+    queries: list[str] = Field(default_factory=list)
+    errors: list[str] = Field(default_factory=list)  # a provider that failed, said plainly
 
     def summary(self) -> str:
-        return f"{len(self.documents)} documents"
+        said = "; ".join(shorten(q, 40) for q in self.queries[:3])
+        return f"{len(self.documents)} documents for {said}" + (f" ({len(self.errors)} errors)" if self.errors else "")
+
+
+class DroppedDocument(BaseModel):
+    id: str
+    title: str | None = None
+    reason: str = ""
+
+
+class ProposedTriple(BaseModel):
+    """A fact read from a document and linked to the KG's vocabulary: shown, never written.
+
+    ``subject``/``object`` are KG IRIs when the text names a KG entity, else ``None`` with the
+    words kept in the label; ``predicate`` is always a KG relation."""
+
+    subject: str | None = None
+    subject_label: str
+    predicate: str
+    predicate_label: str
+    object: str | None = None
+    object_label: str
+    document: str  # the document id it was read from
+    sentence: str = ""
+    score: float = 0.0
+
+    def line(self) -> str:
+        return f"{self.subject_label} --{self.predicate_label}--> {self.object_label}"
+
+
+class GradedDocuments(Payload):
+    """The documents a grader kept as relevant to the question, and the dropped ones with why."""
+
+    kind: Literal["graded_documents"] = "graded_documents"
+    question: str = ""
+    kept: list[EvidenceDocument] = Field(default_factory=list)
+    dropped: list[DroppedDocument] = Field(default_factory=list)
+    proposals: list[ProposedTriple] = Field(default_factory=list)  # filled by the triple extractor
+
+    def summary(self) -> str:
+        extra = f", {len(self.proposals)} proposed triples" if self.proposals else ""
+        return f"kept {len(self.kept)}, dropped {len(self.dropped)}{extra}"
+
+
+class Draft(Payload):
+    """A generated answer before the graders pass it: text, values and what it stands on."""
+
+    kind: Literal["draft"] = "draft"
+    question: str
+    text: str
+    values: list[AnswerValue] = Field(default_factory=list)
+    evidence: Evidence = Field(default_factory=Evidence)
+    confidence: float = 0.0
+    known: bool = True  # False: the draft says "I don't know"
+    sources: list[str] = Field(default_factory=list)  # "kg", "web"
+    proposals: list[ProposedTriple] = Field(default_factory=list)
+    route: RouteName | None = None
+    attempt: int = 1
+
+    def summary(self) -> str:
+        return shorten(f"{'' if self.known else '(unknown) '}{self.text}")
 
 
 class Grade(Payload):
@@ -407,6 +483,7 @@ class Grade(Payload):
     grader: str
     verdict: bool
     reason: str = ""
+    unsupported: list[str] = Field(default_factory=list)  # claims no retrieved fact carries
 
     def summary(self) -> str:
         return f"{self.grader}: {'yes' if self.verdict else 'no'} {shorten(self.reason, 60)}"
@@ -514,11 +591,6 @@ StopName = Literal[
 ]
 
 
-class AnswerValue(BaseModel):
-    label: str
-    iri: str | None = None
-
-
 class Answer(Payload):
     """The final word of a run: text, values, evidence, cost and why the run stopped.
 
@@ -541,6 +613,8 @@ class Answer(Payload):
     pruned: list[PrunedBranch] = Field(default_factory=list)  # branches cut by a budget on the way
     model: str | None = None  # the team's model; "none" when the deterministic scorers decided alone
     error: str | None = None
+    route: RouteName | None = None  # where a routing team looked for the answer (kg / web / both)
+    proposals: list[ProposedTriple] = Field(default_factory=list)  # facts read from text, for review only
 
     def summary(self) -> str:
         flags = ", ".join([self.status] + ([f"stopped by {self.stopped_by}"] if self.stopped_by != "done" else [])
@@ -553,7 +627,7 @@ PAYLOAD_TYPES: dict[str, type[Payload]] = {
     for cls in (
         Question, RouteDecision, TriplePatterns, AnswerType, SparqlTemplate, EntityCandidates,
         RelationCandidates, QueryCandidates, QueryResult, RelationPaths, RetrievalPlan, Subgraph, PseudoGraph,
-        Axiom, MissingInfo, Documents, Grade, RetrySignal, BudgetExceeded, BranchPruned, Join, Answer,
+        Axiom, MissingInfo, Documents, GradedDocuments, Draft, Grade, RetrySignal, BudgetExceeded, BranchPruned, Join, Answer,
     )
 }
 
