@@ -71,10 +71,7 @@ def test_stop_cancels_a_running_question(open_chat, stand_in_model):
     stop = page.locator("#stop")
     expect(stop).to_be_enabled()
     expect(page.locator("#ask")).to_be_disabled()
-    for _ in range(200):  # wait until the run is inside the held model call
-        if stand_in_model.slow_calls > before:
-            break
-        page.wait_for_timeout(50)
+    wait_for_slow_call(page, stand_in_model, before)  # the run is inside the held model call
     stop.click()
     expect(turn).to_have_attribute("data-status", "cancelled", timeout=10_000)
     expect(turn.locator(".turn-status")).to_contain_text("Stopped")
@@ -89,6 +86,33 @@ def test_stop_cancels_a_running_question(open_chat, stand_in_model):
     expect(last_turn(page)).to_have_attribute("data-status", "cancelled")
     ask(page, "who is the gardener of Old Elm")
     expect(last_turn(page).locator(".answer-text")).to_have_text("Ada Quill", timeout=ANSWER_TIMEOUT)
+
+
+def wait_for_slow_call(page, model, before: int) -> None:
+    for _ in range(200):
+        if model.slow_calls > before:
+            return
+        page.wait_for_timeout(50)
+    raise AssertionError("the run never reached the stand-in model's slow call")
+
+
+def test_reload_mid_run_shows_it_running_and_stop_still_works(open_chat, stand_in_model):
+    """The run belongs to the server, not to the page: after a reload it is still there to stop."""
+    page = open_chat()
+    before = stand_in_model.slow_calls
+    ask(page, "which field is Tall Ash grown in, slowly")
+    wait_for_slow_call(page, stand_in_model, before)
+    page.reload()
+    page.wait_for_selector("body[data-ready=true]")
+    turn = last_turn(page)
+    expect(turn).to_have_attribute("data-status", "running")
+    expect(turn.locator(".question-text")).to_have_text("which field is Tall Ash grown in, slowly")
+    expect(page.locator("#ask")).to_be_disabled()
+    page.keyboard.press("Escape")  # Esc stops, like the button
+    expect(last_turn(page)).to_have_attribute("data-status", "cancelled", timeout=10_000)
+    expect(page.locator("#status-line")).to_have_text("Stopped.")
+    expect(page.locator("#ask")).to_be_enabled()
+    expect(page.locator("#stop")).to_be_disabled()
 
 
 def test_reload_restores_the_session_and_its_turns(open_chat):

@@ -10,6 +10,7 @@ import { SessionList } from "./sessions.js";
 
 const KEY_STORE = "kgteam.apiKey";
 const SESSION_STORE = "kgteam.session";
+const POLL_MS = 1500;
 
 const $ = (id) => document.getElementById(id);
 const els = {
@@ -28,7 +29,9 @@ const storage = {
 const api = new Api(() => els.apiKey.value);
 const conversation = new Conversation(els.turns, els.emptyChat);
 const live = new LivePanel(els.liveMessages, els.budgets, els.liveCount);
-const state = { sessionId: null, sessions: [], run: null };
+// run: the question this page is streaming; watching: a session whose question runs on the
+// server without this page streaming it (started before a reload, or in another tab).
+const state = { sessionId: null, sessions: [], run: null, watching: null };
 const sessionList = new SessionList(els.sessionList, { onSelect: openSession, onDelete: deleteSession });
 
 function say(text, kind = "") {
@@ -48,6 +51,7 @@ function reportError(err, what) {
 }
 
 function setCurrent(id) {
+  if (state.watching && state.watching.id !== id) state.watching = null;
   state.sessionId = id;
   storage.set(SESSION_STORE, id);
   els.downloadTrace.hidden = !id;
@@ -58,10 +62,12 @@ function setCurrent(id) {
 function updateButtons() {
   const running = Boolean(state.run);
   const runHere = running && state.run.sessionId === state.sessionId;
-  els.ask.disabled = running;
-  els.stop.disabled = !runHere || state.run.stopping;
-  els.stop.textContent = runHere && state.run.stopping ? "Stopping…" : "Stop";
-  document.body.classList.toggle("is-running", running);
+  const watchedHere = !runHere && state.watching?.id === state.sessionId;
+  els.ask.disabled = running || watchedHere;
+  const stopping = (runHere && state.run.stopping) || (watchedHere && state.watching.stopping);
+  els.stop.disabled = !(runHere || watchedHere) || stopping;
+  els.stop.textContent = stopping ? "Stopping…" : "Stop";
+  document.body.classList.toggle("is-running", running || watchedHere);
 }
 
 async function refreshSessions() {
@@ -100,8 +106,36 @@ async function openSession(id) {
     els.emptyChat.hidden = true;
   } else {
     live.reset("Messages of the next question appear here as the roles send them.");
+    if (session.running) watchRunningSession(id);
   }
   say("");
+}
+
+/** A question started elsewhere (another tab, before a reload) is still running: look again
+ *  until it ends; meanwhile Stop cancels it and Ask waits. */
+function watchRunningSession(id) {
+  if (state.watching?.id !== id) state.watching = { id, stopping: false };
+  updateButtons();
+  setTimeout(async () => {
+    const stillHere = () => state.sessionId === id && state.watching?.id === id && !state.run;
+    if (!stillHere()) return;
+    try {
+      const session = await api.getSession(id);
+      if (!stillHere()) return;
+      if (session.running) {
+        watchRunningSession(id);
+        return;
+      }
+      const stopped = state.watching.stopping;
+      state.watching = null;
+      conversation.showTurns(session.turns || []);
+      updateButtons();
+      say(stopped ? "Stopped." : "The question that was running has finished.");
+      await refreshSessions();
+    } catch {
+      watchRunningSession(id); // a passing network error: keep looking
+    }
+  }, POLL_MS);
 }
 
 function newChat() {
@@ -163,7 +197,7 @@ function handleEvent(run, event) {
 }
 
 async function ask(question) {
-  if (state.run) return;
+  if (state.run || (state.watching && state.watching.id === state.sessionId)) return;
   const text = question.trim();
   if (!text) return;
   if (!state.sessionId) {
@@ -212,9 +246,28 @@ async function ask(question) {
   }
 }
 
+async function stopWatched() {
+  const watched = state.watching;
+  if (!watched || watched.stopping || watched.id !== state.sessionId) return;
+  watched.stopping = true;
+  updateButtons();
+  say("Stopping…");
+  try {
+    await api.cancel(watched.id); // the watch sees the turn end
+  } catch (err) {
+    watched.stopping = false;
+    updateButtons();
+    reportError(err, "Could not cancel on the server");
+  }
+}
+
 async function stop() {
   const run = state.run;
-  if (!run || run.stopping) return;
+  if (!run) {
+    await stopWatched();
+    return;
+  }
+  if (run.stopping) return;
   run.stopping = true;
   updateButtons();
   say("Stopping…");
@@ -277,7 +330,7 @@ function wire() {
     }
   });
   document.addEventListener("keydown", (e) => {
-    if (e.key === "Escape" && state.run) stop();
+    if (e.key === "Escape" && (state.run || state.watching)) stop();
   });
   els.stop.addEventListener("click", stop);
   els.newSession.addEventListener("click", newChat);
