@@ -22,9 +22,9 @@ def last_turn(page):
 def test_ask_streams_role_messages_and_shows_answer_with_evidence(open_chat, screenshot_dirs):
     page = open_chat()
     expect(page.locator("#server-info")).to_contain_text("team webchat-test · playbook triad · KG orchard")
-    ask(page, "who is the gardener of Young Oak")
+    ask(page, "who is the gardener of the parent tree of Young Oak")
     turn = last_turn(page)
-    expect(turn.locator(".answer-text")).to_have_text("Bo Lark", timeout=ANSWER_TIMEOUT)
+    expect(turn.locator(".answer-text")).to_have_text("Ada Quill", timeout=ANSWER_TIMEOUT)
     expect(turn).to_have_attribute("data-status", "done")
 
     # The live panel shows the roles' messages as they came, from the question to the answer.
@@ -35,30 +35,33 @@ def test_ask_streams_role_messages_and_shows_answer_with_evidence(open_chat, scr
     expect(live.first.locator(".route")).to_contain_text("user")
     # Tool calls (label search, SPARQL) stream too.
     expect(page.locator("#live-messages > li.live-tool").first).to_be_visible()
+    expect(page.locator("#live-count")).to_have_text(re.compile(r"^\(\d+ · \d+ tool calls\)$"))
 
-    # Budgets panel: live use of the LLM call budget (the stand-in model answered 6 calls).
+    # Budgets panel: live use of the LLM call budget (the stand-in model answered some calls).
     llm = page.locator('.budget[data-budget="llm_calls"] .budget-value')
     expect(llm).to_have_text(re.compile(r"^[1-9]\d* / 25$"))  # the team file sets 25
 
-    # Evidence beside the answer: the triple as a table row and as a drawing.
-    row = turn.locator("table.triples tbody tr")
-    expect(row).to_have_count(1)
-    expect(row.locator("td")).to_have_text(["Young Oak", "tended by", "Bo Lark"])
+    # Evidence beside the answer: the two-hop path as table rows and as a drawing.
+    rows = turn.locator("table.triples tbody tr")
+    expect(rows).to_have_count(2)
+    expect(rows.nth(0).locator("td")).to_have_text(["Young Oak", "seedling of", "Tall Ash"])
+    expect(rows.nth(1).locator("td")).to_have_text(["Tall Ash", "tended by", "Ada Quill"])
     graph = turn.locator("svg.triple-graph")
-    expect(graph).to_have_attribute("aria-label", re.compile("1 evidence triple"))
-    expect(graph.locator("text.node-label")).to_have_text(["Young Oak", "Bo Lark"])
-    expect(graph.locator("text.edge-label")).to_have_text(["tended by"])
+    expect(graph).to_have_attribute("aria-label", "Graph of 2 evidence triples between 3 nodes")
+    expect(graph.locator("text.node-label")).to_have_text(["Young Oak", "Tall Ash", "Ada Quill"])
+    expect(graph.locator("text.edge-label")).to_have_text(["seedling of", "tended by"])
+    expect(graph.locator("line.edge-line")).to_have_count(2)
     expect(turn.locator(".evidence-queries pre").first).to_contain_text("SELECT")
     # Cost and stop reason.
     expect(turn.locator(".answer-meta .stop-reason")).to_have_text("done")
     expect(turn.locator(".answer-meta .cost")).to_contain_text(re.compile(r"\d+ LLM calls? · \d+ tokens · [\d.]+ s"))
     expect(page.locator("#status-line")).to_contain_text("Answered")
 
-    for d in screenshot_dirs[:1]:
-        shot = d / "webchat.png"
-        page.screenshot(path=str(shot))
-        assert shot.stat().st_size > 10_000
-        copy_screenshot(shot, screenshot_dirs)
+    page.locator("#question").blur()
+    shot = screenshot_dirs[0] / "webchat.png"
+    page.screenshot(path=str(shot))
+    assert shot.stat().st_size > 10_000
+    copy_screenshot(shot, screenshot_dirs)
 
 
 def test_stop_cancels_a_running_question(open_chat, stand_in_model):

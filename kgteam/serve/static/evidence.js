@@ -122,7 +122,11 @@ export function renderAnswer(answer) {
   if (cost) pair("cost", cost, "cost");
   if (answer.model) pair("model", answer.model);
   const fallbacks = list(answer.fallbacks);
-  if (fallbacks.length) pair("fallbacks", fallbacks.map((f) => (typeof f === "string" ? f : f.decision ?? JSON.stringify(f))).join(", "));
+  if (fallbacks.length) {
+    // "decision_maker.query": allow a line break after each dot rather than inside a word.
+    const names = fallbacks.map((f) => (typeof f === "string" ? f : f.decision ?? JSON.stringify(f)));
+    pair("fallbacks", names.flatMap((name, i) => [i ? ", " : null, ...name.split(/(?<=\.)/).flatMap((part, j) => [j ? h("wbr") : null, part])]));
+  }
   const guess = list(answer.guess).filter((v) => v && v.label);
   if (guess.length) pair("best guess", guess.map((v) => v.label).join(", "));
   if (answer.error) pair("error", typeof answer.error === "string" ? answer.error : JSON.stringify(answer.error), "error-text");

@@ -4,8 +4,8 @@
 
 import { s, shorten } from "./dom.js";
 
-const WIDTH = 520;
-const MARGIN = 70; // room for labels at the edges
+const WIDTH = 460;
+const MARGIN = 64; // room for labels at the edges
 const MAX_TRIPLES = 40;
 let drawingCount = 0;
 

@@ -64,7 +64,7 @@ export class LivePanel {
     if (counted) {
       this.counts[counted] += 1;
       const { message, tool } = this.counts;
-      this.countEl.textContent = `(${message}${tool ? ` + ${tool} tool call${tool === 1 ? "" : "s"}` : ""})`;
+      this.countEl.textContent = `(${message}${tool ? ` · ${tool} tool call${tool === 1 ? "" : "s"}` : ""})`;
     }
     if (box && atBottom && box.scrollHeight > box.clientHeight) box.scrollTop = box.scrollHeight;
   }
