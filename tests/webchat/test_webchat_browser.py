@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import json
 import re
+from pathlib import Path
 
 from conftest import API_KEY, XSS_LABEL, copy_screenshot
 from playwright.sync_api import expect
@@ -137,6 +139,16 @@ def test_reload_restores_the_session_and_its_turns(open_chat):
     expect(page.locator("#turns .answer-text")).to_have_text(["Ada Quill", "South Field"])
     expect(page.locator("#turns table.triples tbody tr").first.locator("td")).to_have_text(
         ["Tall Ash", "tended by", "Ada Quill"])
+
+    # The session's trace downloads as JSON lines: both turns, then their messages.
+    with page.expect_download() as download_info:
+        page.click("#download-trace")
+    download = download_info.value
+    assert download.suggested_filename == f"kgteam-trace-{session_id}.jsonl"
+    lines = [json.loads(line) for line in Path(download.path()).read_text().splitlines() if line.strip()]
+    assert [x.get("question") for x in lines if x.get("type") == "turn"] == [
+        "who is the gardener of Tall Ash", "which field is Young Oak grown in"]
+    assert sum(x.get("type") == "message" for x in lines) >= 6
 
 
 def test_sessions_can_be_switched_created_and_deleted(open_chat):

@@ -39,7 +39,8 @@ export class Api {
     return key ? { ...extra, Authorization: `Bearer ${key}` } : { ...extra };
   }
 
-  async request(method, path, body) {
+  /** JSON in, JSON out (text when asText, or when the answer is not JSON). */
+  async request(method, path, body, { asText = false } = {}) {
     let response;
     try {
       response = await fetch(path, {
@@ -52,8 +53,8 @@ export class Api {
     }
     if (!response.ok) throw await errorFrom(response);
     if (response.status === 204) return null;
-    const type = response.headers.get("content-type") || "";
-    return type.includes("json") ? response.json() : response.text();
+    const type = (response.headers.get("content-type") || "").split(";")[0].trim();
+    return !asText && type === "application/json" ? response.json() : response.text();
   }
 
   health() { return this.request("GET", "/health"); }
@@ -63,7 +64,7 @@ export class Api {
   getSession(id) { return this.request("GET", `/v1/sessions/${encodeURIComponent(id)}`); }
   deleteSession(id) { return this.request("DELETE", `/v1/sessions/${encodeURIComponent(id)}`); }
   cancel(id) { return this.request("POST", `/v1/sessions/${encodeURIComponent(id)}/cancel`, {}); }
-  trace(id) { return this.request("GET", `/v1/sessions/${encodeURIComponent(id)}/trace`); }
+  trace(id) { return this.request("GET", `/v1/sessions/${encodeURIComponent(id)}/trace`, undefined, { asText: true }); }
 
   /**
    * Asks a question; yields {type, data, id} per server-sent event (data parsed as JSON).

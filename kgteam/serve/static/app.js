@@ -284,8 +284,7 @@ async function downloadTrace() {
   if (!state.sessionId) return;
   try {
     const text = await api.trace(state.sessionId);
-    const body = typeof text === "string" ? text : JSON.stringify(text);
-    const url = URL.createObjectURL(new Blob([body], { type: "application/x-ndjson" }));
+    const url = URL.createObjectURL(new Blob([text], { type: "application/x-ndjson" }));
     const link = document.createElement("a");
     link.href = url;
     link.download = `kgteam-trace-${state.sessionId}.jsonl`;
