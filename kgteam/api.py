@@ -103,12 +103,12 @@ class Team:
     async def aask(self, question: str, *, session: str | None = None,
                    on_event: Callable[[Envelope], Any] | None = None,
                    on_trace: Callable[[str, dict[str, Any]], None] | None = None,
-                   cancel: asyncio.Event | None = None) -> Answer:
+                   cancel: asyncio.Event | None = None, turn: int | None = None) -> Answer:
         """``on_event`` hears every message as it is persisted, ``on_trace`` every tool and LLM call;
-        setting ``cancel`` stops the run (its answer then says ``stopped_by="cancelled"``).
-        Questions of different sessions may run at once on one team."""
+        setting ``cancel`` stops the run (its answer then says ``stopped_by="cancelled"``); ``turn``
+        is one already begun in the session store. Questions of different sessions may run at once."""
         return await self._runner.ask(question, session_id=session, on_event=on_event, on_trace=on_trace,
-                                      cancel=cancel)
+                                      cancel=cancel, turn=turn)
 
     async def stream(self, question: str, *, session: str | None = None,
                      cancel: asyncio.Event | None = None) -> AsyncIterator[Envelope]:

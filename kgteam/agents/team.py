@@ -109,18 +109,19 @@ class TeamRunner:
     # -- public API ---------------------------------------------------------------------------
     async def ask(self, question: str, *, session_id: str | None = None,
                   on_event: EventCallback | None = None, cancel: asyncio.Event | None = None,
-                  on_trace: TraceTap | None = None) -> Answer:
+                  on_trace: TraceTap | None = None, turn: int | None = None) -> Answer:
         """Answer one question (one turn of ``session_id``). Never raises for run failures; a
         cancelled caller gets its ``CancelledError`` back after the run is torn down.
 
         Runs of different sessions may be awaited at once (a server does): each has its own bus and
         supervisor; roles, models and tools are shared and keep no per-run state. ``on_trace``
-        hears this run's trace events (tool and LLM calls) as they are recorded."""
+        hears this run's trace events (tool and LLM calls) as they are recorded. ``turn`` is one the
+        caller began already with ``session_store.begin_turn`` (a server announces it at once)."""
         session_id = session_id or uuid.uuid4().hex[:12]
         started = time.monotonic()
         store = self.session_store
         if store is not None:
-            turn = store.begin_turn(session_id, question)
+            turn = store.begin_turn(session_id, question) if turn is None else turn
             history = store.history(session_id)
         else:
             turn = self._memory_turns.get(session_id, 0)

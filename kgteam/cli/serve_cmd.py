@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+import contextlib
 import errno
+import signal
 import socket
 import sys
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -46,6 +49,27 @@ def bind_socket(host: str, port: int) -> socket.socket:
     sock.listen(2048)
     sock.set_inheritable(True)
     return sock
+
+
+def quiet_exit_server(config: Any) -> Any:
+    """A uvicorn server that, on SIGINT/SIGTERM, shuts down gracefully and returns (exit 0).
+
+    uvicorn re-raises the signal after its shutdown, so the process would die by it before the
+    team (KG, store) is closed; this keeps its graceful shutdown and drops the re-raise.
+    """
+    import uvicorn
+
+    class Server(uvicorn.Server):
+        @contextlib.contextmanager
+        def capture_signals(self) -> Iterator[None]:
+            previous = {sig: signal.signal(sig, self.handle_exit) for sig in (signal.SIGINT, signal.SIGTERM)}
+            try:
+                yield
+            finally:
+                for sig, handler in previous.items():
+                    signal.signal(sig, handler)
+
+    return Server(config)
 
 
 def open_session_store(target: str | None, home: Path | None) -> Any:
@@ -109,7 +133,7 @@ def serve(
                        f"(API keys: {'on' if settings.api_keys else 'off'}; docs at /docs)", err=True)
             config = uvicorn.Config(app, log_level="info" if access_log else "warning", access_log=access_log,
                                     timeout_graceful_shutdown=5, lifespan="on")
-            uvicorn.Server(config).run(sockets=[sock])
+            quiet_exit_server(config).run(sockets=[sock])
     finally:
         sock.close()
     sys.stderr.flush()

@@ -10,11 +10,11 @@ from kgteam.serve.access import Caller
 from kgteam.serve.service import TeamService
 
 
-def service(request: Request) -> TeamService:
+async def service(request: Request) -> TeamService:  # async: no thread hop
     return request.app.state.service  # type: ignore[no-any-return]
 
 
-def caller(request: Request) -> Caller:
+async def caller(request: Request) -> Caller:
     """Authenticated and within its rate limit (else 401 / 429)."""
     return request.app.state.access.caller(request)  # type: ignore[no-any-return]
 

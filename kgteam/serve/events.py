@@ -87,11 +87,13 @@ class RunEvents:
         self.depth = 0
         self.retries = 0
 
+    def begin(self, turn: int) -> list[Event]:
+        """The first event: the question is turn ``turn`` of the session (stored as running)."""
+        self.turn = turn
+        return [("turn", {"session": self.session_id, "turn": turn, "question": self.question})]
+
     def envelope(self, env: Envelope) -> list[Event]:
         out: list[Event] = []
-        if self.turn is None:
-            self.turn = env.turn
-            out.append(("turn", {"session": self.session_id, "turn": env.turn, "question": self.question}))
         self.depth = max(self.depth, env.depth)
         self.retries = max(self.retries, env.attempt)
         terminal = env.kind == "answer" and not route(env, self.routes, self.budgets)

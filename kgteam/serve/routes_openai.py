@@ -23,7 +23,7 @@ from kgteam.serve.errors import ApiError
 from kgteam.serve.events import answer_json
 from kgteam.serve.runs import QuestionRun
 from kgteam.serve.schemas import ChatCompletionRequest, ErrorBody, ModelList
-from kgteam.serve.sse import frame, sse_response
+from kgteam.serve.sse import KEEPALIVE, KEEPALIVE_S, frame, sse_response
 
 router = APIRouter(prefix="/v1", tags=["openai"])
 STARTED = int(time.time())
@@ -96,8 +96,9 @@ async def chat_completions(body: ChatCompletionRequest, request: Request, who: W
 
     async def frames() -> AsyncIterator[str]:
         yield chunk({"role": "assistant", "content": ""})
-        async for _ in run.events():  # the roles' messages are not chat content: wait for the answer
-            pass
+        async for item in run.events(KEEPALIVE_S):  # the roles' messages are not chat content
+            if item is None:
+                yield KEEPALIVE
         yield chunk({"content": _content(run)})
         yield chunk({}, "stop", kgteam=_extension(run))
         if include_usage:

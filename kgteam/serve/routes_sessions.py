@@ -16,7 +16,7 @@ from kgteam.serve.schemas import (
     SessionDetail,
     SessionList,
 )
-from kgteam.serve.sse import frame, sse_response
+from kgteam.serve.sse import KEEPALIVE, KEEPALIVE_S, frame, sse_response
 
 router = APIRouter(prefix="/v1/sessions", tags=["sessions"])
 
@@ -60,9 +60,12 @@ async def ask(session_id: str, body: NewQuestion, who: Who,
 
     async def frames() -> AsyncIterator[str]:
         n = 0
-        async for event, data in run.events():
+        async for item in run.events(KEEPALIVE_S):
+            if item is None:
+                yield KEEPALIVE
+                continue
             n += 1
-            yield frame(event, data, n)
+            yield frame(*item, n)
 
     return sse_response(frames(), headers={"X-Session-Id": session_id})
 

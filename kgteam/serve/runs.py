@@ -68,10 +68,19 @@ class QuestionRun:
         self.queue.put_nowait(None)
         self.done.set()
 
-    async def events(self) -> AsyncIterator[Event]:
-        """The run's events until ``done`` (for the one request that streams them)."""
+    async def events(self, idle_s: float | None = None) -> AsyncIterator[Event | None]:
+        """The run's events until ``done`` (for the one request that streams them); ``None`` after
+        each ``idle_s`` without one (time for a keep-alive)."""
         while True:
-            item = await self.queue.get()
+            try:
+                item = self.queue.get_nowait()  # no suspension while events are waiting
+            except asyncio.QueueEmpty:
+                try:
+                    async with asyncio.timeout(idle_s):
+                        item = await self.queue.get()
+                except TimeoutError:
+                    yield None
+                    continue
             if item is None:
                 return
             yield item
@@ -80,10 +89,12 @@ class QuestionRun:
 class QuestionRuns:
     """The running questions, by session."""
 
-    def __init__(self, team: Any, max_running: int = 0):
+    def __init__(self, team: Any, max_running: int = 0, max_active: int = 0):
         self.team = team
         self.max_running = max_running
         self._runs: dict[str, QuestionRun] = {}
+        # questions answered at once; the others wait in line (already announced to their client)
+        self._active = asyncio.Semaphore(max_active) if max_active else None
 
     def __len__(self) -> int:
         return len(self._runs)
@@ -100,14 +111,19 @@ class QuestionRuns:
             raise SessionBusy(session_id)
         runner = self.team.runner
         run = QuestionRun(session_id, question, RunEvents(session_id, question, runner.budgets, runner.routes))
+        # the turn is stored as running before the run starts, and announced at once: the client's
+        # first event does not wait for the run to get going on a busy loop
+        turn = self.team.store.begin_turn(session_id, question)
+        run._put(run.translate.begin(turn))
         self._runs[session_id] = run
-        run.task = asyncio.create_task(self._drive(run), name=f"kgteam-question-{session_id}")
+        run.task = asyncio.create_task(self._drive(run, turn), name=f"kgteam-question-{session_id}")
         return run
 
-    async def _drive(self, run: QuestionRun) -> None:
+    async def _drive(self, run: QuestionRun, turn: int) -> None:
         try:
-            answer = await self.team.aask(run.question, session=run.session_id, on_event=run.on_envelope,
-                                          on_trace=run.on_trace, cancel=run.cancel)
+            async with self._active or contextlib.nullcontext():
+                answer = await self.team.aask(run.question, session=run.session_id, on_event=run.on_envelope,
+                                              on_trace=run.on_trace, cancel=run.cancel, turn=turn)
         except asyncio.CancelledError:  # the server is shutting down: the runner closed the turn
             run.finish("interrupted", error={"code": "server_shutdown",
                                              "message": "the server stopped while the question was running"})

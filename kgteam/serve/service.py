@@ -53,7 +53,7 @@ class TeamService:
         self.kg_id = str(kg.name or kg.path or kg.endpoint)
         self.session_settings = session_settings or {"team": None, "model": None, "kg": None, "kg_id": self.kg_id,
                                                      "team_name": spec.name}
-        self.runs = QuestionRuns(team, self.settings.max_running)
+        self.runs = QuestionRuns(team, self.settings.max_running, self.settings.max_active)
         # stores that record a session's owner themselves are told it (the settings record it too)
         self._store_keeps_owner = "owner" in inspect.signature(self.store.create_session).parameters
 

@@ -33,7 +33,8 @@ class ServeSettings:
     max_question_chars: int = 4000
     rate_per_minute: int = 600  # requests per key (or client IP without keys)
     rate_burst: int = 60
-    max_running: int = 512  # questions running at once in this process
+    max_running: int = 512  # questions accepted at once in this process (running or waiting in line)
+    max_active: int = 32  # of those, answered at once; the rest wait in line
 
     @classmethod
     def from_env(cls, env: Mapping[str, str] | None = None) -> ServeSettings:
@@ -46,4 +47,5 @@ class ServeSettings:
             rate_per_minute=_int(env, "KGTEAM_RATE_LIMIT", cls.rate_per_minute),
             rate_burst=_int(env, "KGTEAM_RATE_BURST", cls.rate_burst, 1),
             max_running=_int(env, "KGTEAM_MAX_RUNNING", cls.max_running),
+            max_active=_int(env, "KGTEAM_MAX_ACTIVE", cls.max_active),
         )

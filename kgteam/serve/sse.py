@@ -1,8 +1,8 @@
-"""Server-sent events: the frames, and a streaming response that keeps idle connections alive."""
+"""Server-sent events: the frames and the streaming response (``KEEPALIVE`` is sent after
+``KEEPALIVE_S`` of silence: proxies drop idle streams)."""
 
 from __future__ import annotations
 
-import asyncio
 import json
 from collections.abc import AsyncIterator
 from typing import Any
@@ -10,6 +10,7 @@ from typing import Any
 from fastapi.responses import StreamingResponse
 
 KEEPALIVE_S = 15.0
+KEEPALIVE = ": keep-alive\n\n"
 HEADERS = {"Cache-Control": "no-cache", "X-Accel-Buffering": "no", "Connection": "keep-alive"}
 
 
@@ -24,30 +25,6 @@ def frame(event: str | None, data: Any, event_id: int | None = None) -> str:
     return "\n".join(lines) + "\n\n"
 
 
-async def with_keepalive(frames: AsyncIterator[str], every_s: float = KEEPALIVE_S) -> AsyncIterator[str]:
-    """``frames``, with a comment line after each ``every_s`` of silence (proxies drop idle streams)."""
-    iterator = frames.__aiter__()
-    pending: asyncio.Task[str] | None = None
-    try:
-        while True:
-            if pending is None:
-                pending = asyncio.ensure_future(iterator.__anext__())
-            done, _ = await asyncio.wait({pending}, timeout=every_s)
-            if not done:
-                yield ": keep-alive\n\n"
-                continue
-            try:
-                item = pending.result()
-            except StopAsyncIteration:
-                return
-            finally:
-                pending = None
-            yield item
-    finally:
-        if pending is not None:
-            pending.cancel()
-
-
 def sse_response(frames: AsyncIterator[str], headers: dict[str, str] | None = None) -> StreamingResponse:
-    return StreamingResponse(with_keepalive(frames), media_type="text/event-stream",
+    return StreamingResponse(frames, media_type="text/event-stream",
                              headers={**HEADERS, **(headers or {})})

@@ -2,20 +2,18 @@
 
 from __future__ import annotations
 
-import json
-import socket
 import sys
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-import httpx
 import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import serve_roles  # noqa: E402
+from served import app_client  # noqa: E402
 
-from kgteam.serve import ServeSettings, TeamService, create_app  # noqa: E402
+from kgteam.serve import TeamService  # noqa: E402
 
 
 @pytest.fixture(scope="session")
@@ -44,37 +42,7 @@ def service(serve_home) -> Iterator[TeamService]:
         yield TeamService(team, home=serve_home)
 
 
-def app_client(service: TeamService, key: str | None = None, **settings: Any) -> httpx.AsyncClient:
-    app = create_app(service, ServeSettings(**settings))
-    transport = httpx.ASGITransport(app=app, raise_app_exceptions=False)
-    headers = {"Authorization": f"Bearer {key}"} if key else {}
-    return httpx.AsyncClient(transport=transport, base_url="http://kgteam.test", headers=headers, timeout=30)
-
-
 @pytest.fixture
 async def client(service) -> Any:
     async with app_client(service, rate_per_minute=0) as c:
         yield c
-
-
-def parse_sse(text: str) -> list[dict[str, Any]]:
-    """``[{"id": 1, "event": "turn", "data": {...}}, ...]``; keep-alive comments skipped."""
-    events = []
-    for block in text.split("\n\n"):
-        fields: dict[str, Any] = {}
-        for line in block.splitlines():
-            if line.startswith(":"):
-                continue
-            name, _, value = line.partition(": ")
-            fields[name] = value
-        if "data" in fields:
-            data = fields["data"]
-            events.append({"id": int(fields["id"]) if "id" in fields else None, "event": fields.get("event"),
-                           "data": data if data == "[DONE]" else json.loads(data)})
-    return events
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])

@@ -5,7 +5,7 @@ from __future__ import annotations
 import asyncio
 import json
 
-from conftest import app_client, parse_sse
+from served import app_client, parse_sse
 
 QUESTION = {"question": "who directed Kismet"}
 
@@ -251,3 +251,35 @@ async def test_request_bodies_over_the_limit_are_refused_before_they_are_read(se
                                     headers={"content-type": "application/json"})
         assert response.status_code == 413
         assert (await small.get(f"/v1/sessions/{sid}")).json()["turns"] == []
+
+
+async def test_past_max_active_a_question_is_announced_at_once_and_waits_its_turn(service):
+    from kgteam.serve import ServeSettings, TeamService
+
+    one_at_a_time = TeamService(service.team, settings=ServeSettings(max_active=1, rate_per_minute=0),
+                                home=service.home)
+    async with app_client(one_at_a_time, rate_per_minute=0) as client:
+        first, second = await new_session(client), await new_session(client)
+        sleeping = asyncio.create_task(client.post(f"/v1/sessions/{first}/questions", json={"question": "sleep"}))
+        await wait_running(client, first)
+        waiting = asyncio.create_task(client.post(f"/v1/sessions/{second}/questions", json=QUESTION))
+        await wait_running(client, second)  # begun (and announced) though not yet answered
+        await asyncio.sleep(0.3)
+        assert not waiting.done() and service.store.messages(second) == []
+        assert (await client.post(f"/v1/sessions/{first}/cancel")).json() == {"cancelled": True}
+        events = parse_sse((await asyncio.wait_for(waiting, 10)).text)
+        assert events[0]["event"] == "turn" and events[-2]["data"]["text"] == "William Dieterle"
+        assert parse_sse((await sleeping).text)[-1]["data"]["status"] == "cancelled"
+
+
+async def test_a_quiet_run_yields_keepalive_gaps(service):
+    from kgteam.serve.events import RunEvents
+    from kgteam.serve.runs import QuestionRun
+
+    run = QuestionRun("s", "q", RunEvents("s", "q", service.team.runner.budgets, []))
+    run._put(run.translate.begin(0))
+    stream = run.events(idle_s=0.05)
+    assert (await anext(stream))[0] == "turn"
+    assert await anext(stream) is None  # nothing for 50 ms: time for a keep-alive comment
+    run.finish("cancelled")
+    assert [e[0] for e in [e async for e in stream]] == ["done"]
