@@ -1,6 +1,6 @@
 """A real `kgteam serve` (Triad on a small KG, a stand-in model) and headless Debian Chromium.
 
-The server, the model stand-in and the browser are started once per test session; each test
+The server, the model stand-in and the browser are started once for the browser test module; each test
 gets a fresh browser context (empty localStorage), so it starts from a new chat. The browser
 is Debian's /usr/bin/chromium driven by Playwright; Playwright's own browser download is never
 used (no `playwright install`). Without Chromium (or Playwright) the tests skip and say why.
@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
 import socket
 import subprocess
 import sys
@@ -22,32 +21,7 @@ import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from stand_in_model import StandInModel  # noqa: E402
-
-CHROMIUM = Path(os.environ.get("KGTEAM_CHROMIUM", "/usr/bin/chromium"))
-CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-                 "--disable-background-networking", "--disable-component-update", "--disable-sync"]
-API_KEY = "webchat-test-key"
-REPO = Path(__file__).resolve().parents[2]
-
-# A KG label that would run script if the page ever parsed data as HTML.
-XSS_LABEL = '<img src=x onerror="window.__xss=1">Mallory<script>window.__xss=2</script>'
-KG_TTL = (REPO / "tests" / "data" / "orchard.ttl").read_text(encoding="utf-8") + f"""
-ex:Pine  rdfs:label "Lone Pine" ; ex:tendedBy ex:Mal ; ex:grownIn ex:North .
-ex:Mal   rdfs:label {json.dumps(XSS_LABEL)} .
-"""
-
-TEAM_YAML = """\
-name: webchat-test
-model:
-  provider: openai
-  base_url: ${KGTEAM_TEST_MODEL_URL}
-  model: stand-in
-  max_retries: 0
-  timeout_s: 90
-kg: {backend: oxigraph, name: orchard}
-playbook: triad
-budgets: {timeout_s: 90, max_llm_calls: 25}
-"""
+from webchat_support import API_KEY, CHROMIUM, CHROMIUM_ARGS, KG_TTL, REPO, TEAM_YAML  # noqa: E402
 
 
 def _free_port() -> int:
@@ -68,13 +42,15 @@ def chromium_path() -> Path:
     return CHROMIUM
 
 
-@pytest.fixture(scope="session")
+# Module scope, not session: while Playwright's sync API is open its event loop runs in this
+# thread, and the async tests of other folders (run later in the same session) need it closed.
+@pytest.fixture(scope="module")
 def stand_in_model():
     with StandInModel(hold_s=60) as model:
         yield model
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="module")
 def server(tmp_path_factory, stand_in_model, chromium_path):
     """`kgteam serve` in a subprocess on a free port, API keys on, rate limits off."""
     from kgteam.tools.loading import build_kg
@@ -118,7 +94,7 @@ def server(tmp_path_factory, stand_in_model, chromium_path):
         log.close()
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="module")
 def browser(chromium_path):
     from playwright.sync_api import sync_playwright
 
@@ -179,7 +155,3 @@ def screenshot_dirs(tmp_path) -> list[Path]:
         dirs.append(Path(extra))
     return dirs
 
-
-def copy_screenshot(src: Path, dirs: list[Path]) -> None:
-    for d in dirs[1:]:
-        shutil.copyfile(src, d / src.name)

@@ -6,8 +6,8 @@ import json
 import re
 from pathlib import Path
 
-from conftest import API_KEY, XSS_LABEL, copy_screenshot
 from playwright.sync_api import expect
+from webchat_support import API_KEY, XSS_LABEL, copy_screenshot
 
 ANSWER_TIMEOUT = 20_000
 
