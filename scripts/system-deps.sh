@@ -1,20 +1,26 @@
 #!/usr/bin/env bash
-# Installs the system services the integration tests start: Virtuoso and the PostgreSQL server
-# from Debian. Needs root (apt-get); without it those tests are skipped and say why.
+# Installs what the integration tests start or drive, from Debian: Virtuoso (SPARQL endpoint
+# tests), the PostgreSQL server (session-store tests start throwaway clusters of their own) and
+# Chromium (the web chat's browser tests, driven by Playwright at /usr/bin/chromium).
+# Needs root (apt-get); without it the tests that need a missing one skip and say why.
 set -euo pipefail
-have_virtuoso() { command -v virtuoso-t >/dev/null 2>&1 && command -v isql-vt >/dev/null 2>&1; }
-have_postgres() { ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1; }
-packages=()
-have_virtuoso || packages+=(virtuoso-opensource-7-bin)
-have_postgres || packages+=(postgresql)
-if [ ${#packages[@]} -eq 0 ]; then
+missing=()
+if ! command -v virtuoso-t >/dev/null 2>&1 || ! command -v isql-vt >/dev/null 2>&1; then
+  missing+=(virtuoso-opensource-7-bin)
+fi
+if ! ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1; then
+  missing+=(postgresql)
+fi
+if [ ! -x /usr/bin/chromium ]; then
+  missing+=(chromium chromium-driver)
+fi
+if [ ${#missing[@]} -eq 0 ]; then
   exit 0
 fi
 if [ "$(id -u)" != "0" ]; then
-  echo "system-deps: not root; skipping ${packages[*]} (their integration tests will be skipped)" >&2
+  echo "system-deps: not root; skipping the install of ${missing[*]} (the tests that need them will be skipped)" >&2
   exit 0
 fi
 export DEBIAN_FRONTEND=noninteractive
 apt-get update -qq
-# (the PostgreSQL tests start throwaway clusters of their own; Debian's default one is not used)
-apt-get install -y -qq "${packages[@]}" >/dev/null
+apt-get install -y -qq "${missing[@]}" >/dev/null
