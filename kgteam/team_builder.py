@@ -339,14 +339,16 @@ def open_team(spec: TeamSpec, **kwargs: Any) -> Iterator[Any]:
 
 
 def playbook_runner(name: str, model: ChatModel, tools: Any, *, settings: dict[str, dict[str, Any]] | None = None,
-                    budgets: Any = None, **kwargs: Any) -> Any:
+                    budgets: Any = None, subteams: dict[str, str] | None = None, **kwargs: Any) -> Any:
     """A ``TeamRunner`` for an installed playbook with a given model and tools (scripts, benchmarks,
-    tests): its roles (``settings`` per role instance), routes, entry, answer role and budgets."""
+    tests): its roles (``settings`` per role instance), routes, sub-teams, entry, answer role and budgets."""
     from kgteam.agents.team import TeamRunner
     from kgteam.config.playbooks import load_playbook
+    from kgteam.config.resolve import playbook_parts
 
     book = load_playbook(name).spec
+    roles, routes = playbook_parts(name, subteams)
     specs = {inst: rspec.model_copy(update={"settings": {**rspec.settings, **(settings or {}).get(inst, {})}})
-             for inst, rspec in book.roles.items()}
-    return TeamRunner(roles_from(specs), list(book.routes), model, tools, budgets or book.budgets,
+             for inst, rspec in roles.items()}
+    return TeamRunner(roles_from(specs), routes, model, tools, budgets or book.budgets,
                       entry_role=book.entry, answer_role=book.answer_role, grants=grants_of(specs), **kwargs)

@@ -46,6 +46,7 @@ COMMAND_MODULES = (
     "kgteam.cli.eval_cmd",
     "kgteam.cli.tune_cmd",
     "kgteam.cli.sparql_cmd",
+    "kgteam.cli.kg_cmd",
     "kgteam.cli.corpus_cmd",
 )
 

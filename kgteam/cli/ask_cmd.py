@@ -12,6 +12,7 @@ import typer
 from rich.console import Console
 from rich.text import Text
 
+from kgteam.cli.errors import fail
 from kgteam.cli.render import RoleColors, answer_json, event_line, print_answer
 from kgteam.cli.team_setup import (
     KG_HELP,
@@ -39,6 +40,9 @@ def ask(
     kg: Annotated[str | None, typer.Option("--kg", help=KG_HELP)] = None,
     home: Annotated[Path | None, typer.Option("--home", help="kgteam home (default $KGTEAM_HOME or ~/.kgteam)")] = None,
     db: Annotated[Path | None, typer.Option("--db", help="session database (default <home>/sessions.sqlite)")] = None,
+    proposals: Annotated[Path | None, typer.Option(
+        "--proposals", help="write the triples the team read from documents to this file, for review "
+                            "and `kgteam kg add`")] = None,
 ) -> None:
     """Answer one question with a team; prints the answer, its evidence, cost and why the run stopped."""
     console = Console(highlight=False, stderr=as_json)
@@ -68,6 +72,10 @@ def ask(
     if answer is None:
         console.print("[yellow]cancelled[/]")
         raise typer.Exit(130)
+    if proposals is not None:
+        write_proposals(proposals, answer.proposals)
+        console.print(Text(f"{len(answer.proposals)} proposed triple(s) written to {proposals}: review them, "
+                           f"then `kgteam kg add {spec.kg.name or 'KG'} {proposals}`", style="dim"))
     if as_json:
         typer.echo(json.dumps(answer_json(answer, session_id=session_id, question=question), indent=2))
     else:
@@ -77,6 +85,16 @@ def ask(
         raise typer.Exit(130)
     if answer.status == "error":
         raise typer.Exit(1)
+
+
+def write_proposals(path: Path, proposed: list) -> None:
+    """One JSON object per line: the shape ``kgteam kg add`` reads back."""
+    try:
+        with open(path, "w", encoding="utf-8") as fh:
+            for p in proposed:
+                fh.write(json.dumps(p.model_dump(mode="json"), ensure_ascii=False) + "\n")
+    except OSError as exc:
+        raise fail(f"cannot write {path}: {exc}") from None
 
 
 def register(app: typer.Typer) -> None:

@@ -60,8 +60,11 @@ def answer_renderable(answer: Answer, *, max_triples: int = 12, show_queries: bo
     status = Text()
     status.append(answer.status, style=STATUS_STYLES.get(answer.status, "bold"))
     status.append(f"  stopped by: {answer.stopped_by}")
-    status.append("  grounded" if answer.grounded else "  UNGROUNDED (not backed by the KG)",
+    backed = "the KG" if answer.route in (None, "kg") else "the retrieved facts"
+    status.append("  grounded" if answer.grounded else f"  UNGROUNDED (not backed by {backed})",
                   style="green" if answer.grounded else "yellow")
+    if answer.route is not None:
+        status.append(f"  route: {answer.route}")
     parts.append(status)
     if answer.confidence is not None:
         parts.append(Text(f"confidence: {answer.confidence:.2f}", style="dim"))
@@ -99,7 +102,12 @@ def answer_renderable(answer: Answer, *, max_triples: int = 12, show_queries: bo
             suffix = f"  -- {q.row_count} rows" + (f", error: {q.error}" if q.error else "")
             parts.append(Text("  " + " ".join(q.sparql.split()) + suffix, style="dim cyan"))
     for doc in ev.documents[:5]:
-        parts.append(Text(f"doc {doc.title or doc.id}: {shorten(doc.text, 80)}", style="dim"))
+        where = f" <{one_line(doc.url)}>" if doc.url else ""
+        parts.append(Text(f"doc {one_line(doc.title or doc.id)}{where}: {shorten(doc.text, 80)}", style="dim"))
+    if answer.proposals:  # read from documents; shown for review, never written to the KG by the team
+        parts.append(Text("proposed additions to the KG (review, then `kgteam kg add`):", style="magenta"))
+        for prop in answer.proposals[:8]:
+            parts.append(Text("  " + one_line(prop.line()), style="magenta"))
     for ax in ev.axioms[:5]:
         parts.append(Text(f"axiom: {shorten(ax.text, 100)}", style="dim"))
     if answer.model == "none":

@@ -226,6 +226,30 @@ def normalise_roles(value: Any) -> Any:
     return value
 
 
+class SubteamSpec(_Strict):
+    """Another playbook run as one part of this one: a router in front of a KG team, say.
+
+    Its roles join this team under ``<name>_<role>``; its entry takes the ``question`` that
+    ``question_from`` emits, and its answer goes to ``answer_to`` instead of ending the run."""
+
+    playbook: str
+    question_from: str = Field(description="the role whose question the sub-team answers")
+    answer_to: list[str] = Field(description="the roles that receive the sub-team's answer")
+
+    @model_validator(mode="before")
+    @classmethod
+    def _one_name(cls, data: Any) -> Any:
+        if isinstance(data, dict) and isinstance(data.get("answer_to"), str):
+            return {**data, "answer_to": [data["answer_to"]]}
+        return data
+
+
+class SubteamChoice(_Strict):
+    """A team file's choice of which installed playbook fills a playbook's sub-team slot."""
+
+    playbook: str
+
+
 class PlaybookSpec(_Strict):
     """A playbook file: role instances, routes, entry and answer role, default budgets."""
 
@@ -236,6 +260,7 @@ class PlaybookSpec(_Strict):
     entry: str | None = None
     answer_role: str | None = None
     budgets: Budgets = Field(default_factory=Budgets)
+    subteams: dict[str, SubteamSpec] = Field(default_factory=dict)
 
     @model_validator(mode="before")
     @classmethod
@@ -259,6 +284,8 @@ class TeamSpec(_Strict):
     entry: str | None = None
     answer_role: str | None = None
     concurrency: int = Field(4, ge=1, le=64, description="deliveries run at once (independent branches)")
+    subteams: dict[str, SubteamChoice] = Field(default_factory=dict,
+                                               description="which playbook fills each sub-team slot of the playbook")
 
     @model_validator(mode="before")
     @classmethod

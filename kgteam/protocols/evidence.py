@@ -61,6 +61,8 @@ class EvidenceDocument(BaseModel):
     text: str
     title: str | None = None
     source: str | None = None
+    url: str | None = None
+    score: float = 0.0
 
 
 class EvidenceAxiom(BaseModel):

@@ -38,10 +38,14 @@ class Payload(BaseModel):
         return shorten(", ".join(f"{k}={v}" for k, v in data.items()))
 
 
+RouteName = Literal["kg", "web", "both"]
+
+
 class Question(Payload):
     kind: Literal["question"] = "question"
     text: str
     original_text: str | None = None  # the user's words before the contextualizer rewrote them
+    route: RouteName | None = None  # set when a router hands the question to a sub-team
 
     def summary(self) -> str:
         rewritten = self.original_text and self.original_text.strip() != self.text.strip()
@@ -49,13 +53,15 @@ class Question(Payload):
         return shorten(self.text) + note
 
 
-RouteName = Literal["kg", "web", "both"]
-
-
 class RouteDecision(Payload):
+    """Where the answer should come from: the KG, the web (a document search), or both."""
+
     kind: Literal["route_decision"] = "route_decision"
     route: RouteName
     reason: str = ""
+    question: str = ""
+    signals: dict[str, Any] = Field(default_factory=dict)  # what the deterministic router saw
+    fallback: bool = False  # a later role re-routed here (the KG had no answer)
 
     def summary(self) -> str:
         return shorten(f"{self.route}: {self.reason}")
@@ -373,16 +379,77 @@ class PseudoGraph(Payload):
         return f"{len(self.triples)} pseudo-triples"
 
 
+class Anchors(Payload):
+    """R3: the entities a question is about (linker and model, united) and what kind of question it is."""
+
+    kind: Literal["anchors"] = "anchors"
+    question: str
+    form: Literal["claim", "yes_no"] = "yes_no"  # a claim is supported / refuted; a question true / false
+    anchors: list[TopicMention] = Field(default_factory=list)
+
+    def summary(self) -> str:
+        return shorten(f"{self.form}: " + ", ".join(a.text for a in self.anchors) if self.anchors
+                       else f"{self.form}: no entity the KG knows")
+
+
+AxiomForm = Literal["path", "same", "compare", "count"]
+
+
 class Axiom(Payload):
-    """A general rule (R3) whose premises are checkable facts; alternatives are ranked by ``score``."""
+    """A general rule (R3) whose premises are checkable facts; alternatives are ranked by ``score``.
+
+    ``patterns`` are the premises as triple patterns over the anchors' IRIs, relation IRIs and
+    variables (``?x``); ``form`` says how they decide: ``path`` (the first anchor reaches the second
+    through ``steps``), ``same`` (both anchors share a value of one relation), ``compare``/``count``
+    (the anchors' values, or how many they have, compared by ``op``)."""
 
     kind: Literal["axiom"] = "axiom"
     text: str
     premises: list[str] = Field(default_factory=list)
     score: float | None = None
+    form: AxiomForm | None = None
+    patterns: list[TriplePattern] = Field(default_factory=list)
+    conclusion: str = ""
+    anchors: list[str] = Field(default_factory=list)  # anchor IRIs, in the rule's order
+    anchor_labels: list[str] = Field(default_factory=list)
+    steps: list[RelationMatch] = Field(default_factory=list)  # the relation path (path/same/compare/count)
+    op: Literal["lt", "gt"] | None = None  # compare/count: first anchor's value op the second's
+    source: Literal["rule", "model"] = "rule"
 
     def summary(self) -> str:
         return shorten(self.text)
+
+
+class SelectedFacts(Payload):
+    """R3: the listed KG triples a branch may use for its axiom, and the entities expanded so far."""
+
+    kind: Literal["selected_facts"] = "selected_facts"
+    triples: list[EvidenceTriple] = Field(default_factory=list)
+    expanded: list[str] = Field(default_factory=list)
+    offered: int = 0  # triples listed before the pick (premise fetches and dense top-k)
+
+    def summary(self) -> str:
+        return f"{len(self.triples)} facts picked of {self.offered}, {len(self.expanded)} entities expanded"
+
+
+VerdictName = Literal["true", "false", "unknown"]
+
+
+class Verdict(Payload):
+    """R3: a branch's answer. True/False only when every premise is bound to listed triples."""
+
+    kind: Literal["verdict"] = "verdict"
+    verdict: VerdictName
+    label: str  # as people read it: True / False / supported / refuted / not enough info / I don't know
+    axiom: str = ""
+    reasoning: list[str] = Field(default_factory=list)  # statements citing triples by position (t0 ...)
+    triples: list[EvidenceTriple] = Field(default_factory=list)
+    missing: list[str] = Field(default_factory=list)  # premises no listed triple binds
+    final: bool = False  # no further expansion will be tried on this branch
+
+    def summary(self) -> str:
+        return shorten(f"{self.label}" + (f" (missing: {'; '.join(self.missing[:2])})" if self.missing else "")
+                       + f" — {self.axiom}")
 
 
 class MissingInfo(Payload):
@@ -394,12 +461,83 @@ class MissingInfo(Payload):
         return shorten(self.description + (f" → expand {self.next_entity}" if self.next_entity else ""))
 
 
+class AnswerValue(BaseModel):
+    label: str
+    iri: str | None = None
+
+
 class Documents(Payload):
+    """What a search returned for the question (every query's hits, best first, no duplicates)."""
+
     kind: Literal["documents"] = "documents"
     documents: list[EvidenceDocument]
+    question: str = ""
+    queries: list[str] = Field(default_factory=list)
+    errors: list[str] = Field(default_factory=list)  # a provider that failed, said plainly
 
     def summary(self) -> str:
-        return f"{len(self.documents)} documents"
+        said = "; ".join(shorten(q, 40) for q in self.queries[:3])
+        return f"{len(self.documents)} documents for {said}" + (f" ({len(self.errors)} errors)" if self.errors else "")
+
+
+class DroppedDocument(BaseModel):
+    id: str
+    title: str | None = None
+    reason: str = ""
+
+
+class ProposedTriple(BaseModel):
+    """A fact read from a document and linked to the KG's vocabulary: shown, never written.
+
+    ``subject``/``object`` are KG IRIs when the text names a KG entity, else ``None`` with the
+    words kept in the label; ``predicate`` is always a KG relation."""
+
+    subject: str | None = None
+    subject_label: str
+    predicate: str
+    predicate_label: str
+    object: str | None = None
+    object_label: str
+    document: str  # the document id it was read from
+    sentence: str = ""
+    score: float = 0.0
+
+    def line(self) -> str:
+        return f"{self.subject_label} --{self.predicate_label}--> {self.object_label}"
+
+
+class GradedDocuments(Payload):
+    """The documents a grader kept as relevant to the question, and the dropped ones with why."""
+
+    kind: Literal["graded_documents"] = "graded_documents"
+    question: str = ""
+    kept: list[EvidenceDocument] = Field(default_factory=list)
+    dropped: list[DroppedDocument] = Field(default_factory=list)
+    proposals: list[ProposedTriple] = Field(default_factory=list)  # filled by the triple extractor
+
+    def summary(self) -> str:
+        kept = "; ".join(shorten(d.title or d.id, 30) for d in self.kept[:3]) or "none"
+        extra = f", {len(self.proposals)} proposed triples" if self.proposals else ""
+        return shorten(f"kept {len(self.kept)} ({kept}), dropped {len(self.dropped)}{extra}")
+
+
+class Draft(Payload):
+    """A generated answer before the graders pass it: text, values and what it stands on."""
+
+    kind: Literal["draft"] = "draft"
+    question: str
+    text: str
+    values: list[AnswerValue] = Field(default_factory=list)
+    evidence: Evidence = Field(default_factory=Evidence)
+    confidence: float = 0.0
+    known: bool = True  # False: the draft says "I don't know"
+    sources: list[str] = Field(default_factory=list)  # "kg", "web"
+    proposals: list[ProposedTriple] = Field(default_factory=list)
+    route: RouteName | None = None
+    attempt: int = 1
+
+    def summary(self) -> str:
+        return shorten(f"{'' if self.known else '(unknown) '}{self.text}")
 
 
 class Grade(Payload):
@@ -407,6 +545,7 @@ class Grade(Payload):
     grader: str
     verdict: bool
     reason: str = ""
+    unsupported: list[str] = Field(default_factory=list)  # claims no retrieved fact carries
 
     def summary(self) -> str:
         return f"{self.grader}: {'yes' if self.verdict else 'no'} {shorten(self.reason, 60)}"
@@ -514,11 +653,6 @@ StopName = Literal[
 ]
 
 
-class AnswerValue(BaseModel):
-    label: str
-    iri: str | None = None
-
-
 class Answer(Payload):
     """The final word of a run: text, values, evidence, cost and why the run stopped.
 
@@ -541,6 +675,8 @@ class Answer(Payload):
     pruned: list[PrunedBranch] = Field(default_factory=list)  # branches cut by a budget on the way
     model: str | None = None  # the team's model; "none" when the deterministic scorers decided alone
     error: str | None = None
+    route: RouteName | None = None  # where a routing team looked for the answer (kg / web / both)
+    proposals: list[ProposedTriple] = Field(default_factory=list)  # facts read from text, for review only
 
     def summary(self) -> str:
         flags = ", ".join([self.status] + ([f"stopped by {self.stopped_by}"] if self.stopped_by != "done" else [])
@@ -553,7 +689,7 @@ PAYLOAD_TYPES: dict[str, type[Payload]] = {
     for cls in (
         Question, RouteDecision, TriplePatterns, AnswerType, SparqlTemplate, EntityCandidates,
         RelationCandidates, QueryCandidates, QueryResult, RelationPaths, RetrievalPlan, Subgraph, PseudoGraph,
-        Axiom, MissingInfo, Documents, Grade, RetrySignal, BudgetExceeded, BranchPruned, Join, Answer,
+        Anchors, Axiom, SelectedFacts, Verdict, MissingInfo, Documents, GradedDocuments, Draft, Grade, RetrySignal, BudgetExceeded, BranchPruned, Join, Answer,
     )
 }
 

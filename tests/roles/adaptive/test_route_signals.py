@@ -1,0 +1,46 @@
+"""The router's deterministic decision, read off a small real KG."""
+
+from __future__ import annotations
+
+import pytest
+
+from kgteam.roles.adaptive.route_signals import route_signals, time_words, years_after
+from kgteam.roles.semantic import SemanticLayer
+from kgteam.roles.semantic.similarity import team_similarity
+
+
+async def _route(question, small_tools, **kw):
+    tools = small_tools.toolbox()
+    signals = await route_signals(question, tools, SemanticLayer(tools, team_similarity(tools)), **kw)
+    return signals.decide()[0], signals
+
+
+@pytest.mark.parametrize("question,expected", [
+    ("who directed Tracker", "kg"),
+    ("which films did Temuera Morrison star in", "kg"),
+    ("Who plays Tama in Tracker?", "both"),                  # the KG knows the film, not the character
+    ("What is the latest film of Temuera Morrison?", "both"),  # the present is after any snapshot
+    ("Who directed The Silent Harbour?", "web"),             # nothing the KG knows
+    ("who directed the silent harbour", "web"),
+])
+async def test_routes(question, expected, small_tools):
+    route, signals = await _route(question, small_tools)
+    assert route == expected, signals
+
+
+async def test_a_year_after_the_snapshot_asks_the_web_too(small_tools):
+    route, signals = await _route("Who directed Tracker in 2031?", small_tools, snapshot_year=2020)
+    assert route == "both" and signals.years_after_snapshot == [2031]
+    route, _ = await _route("who directed Tracker", small_tools, snapshot_year=2020)
+    assert route == "kg"
+
+
+async def test_a_relation_the_kg_lacks_around_a_known_entity_is_both(small_tools):
+    route, signals = await _route("what is the plot of Tracker", small_tools)
+    assert route == "both" and signals.topics == ["Tracker"]
+
+
+def test_time_words_are_english_words_of_time():
+    assert time_words("Who is the current coach now?") == ["current", "now"]
+    assert years_after("in 1999 and 2031", 2020) == [2031]
+    assert years_after("in 2031", None) == []
