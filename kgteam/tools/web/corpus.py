@@ -2,8 +2,10 @@
 
 BM25 (tantivy, English stemming, titles boosted) finds chunks that share the question's words,
 names above all; the dense index (the corpus's embedder, exact or HNSW) finds paraphrases.
-Hybrid fuses the two ranked lists by reciprocal rank (:mod:`kgteam.tools.fusion`), so neither
-score scale dominates. Opening loads the vectors and opens the BM25 index and the chunk table;
+Hybrid adds the two scores: BM25 divided by the query's best BM25 score (so 0-1 whatever the
+query's length) plus the cosine. Unlike reciprocal-rank fusion this keeps BM25's margins: a chunk
+that matches a film's name far better than anything else stays first even when the embedder does
+not rank it (docs/decisions.md has the measurement). Opening loads the vectors and opens the BM25 index and the chunk table;
 a search is a few milliseconds (docs/benchmarks.md, "web_search").
 """
 
@@ -20,7 +22,6 @@ import numpy as np
 import tantivy
 
 from kgteam.tools.embedding.base import Embedder, EmbeddingError
-from kgteam.tools.fusion import reciprocal_rank_fusion
 from kgteam.tools.vectors.index import VectorIndex
 from kgteam.tools.web.corpus_build import (
     BM25_DIR,
@@ -40,7 +41,7 @@ TITLE_BOOST = 2.0
 # each ranking hands the fusion this many candidates per result asked for (at least MIN_CANDIDATES)
 CANDIDATES_PER_RESULT = 3
 MIN_CANDIDATES = 30
-DENSE_WEIGHT = 1.0
+DENSE_WEIGHT = 1.0  # cosine (about 0.2-0.7 for WordLlama) against BM25 / best BM25 (0-1)
 _WORD = re.compile(r"\w+")
 # Words that carry no topic: dropped from the BM25 query (they only cost posting-list time).
 STOP_WORDS = frozenset(
@@ -62,6 +63,18 @@ def exact_top(matrix: np.ndarray, query: np.ndarray, n: int) -> tuple[np.ndarray
     part = np.argpartition(-scores, n - 1)[:n] if n < scores.shape[0] else np.arange(scores.shape[0])
     order = part[np.argsort(-scores[part], kind="stable")]
     return scores[order], order
+
+
+def fuse_scores(lexical: list[tuple[int, float]], dense: list[tuple[int, float]],
+                dense_weight: float = DENSE_WEIGHT) -> list[tuple[int, float]]:
+    """Rows of both lists by ``bm25 / best bm25 + dense_weight * max(cosine, 0)``, best first
+    (a row missing from a list scores 0 there; ties keep BM25's order, then the dense list's)."""
+    best = max((score for _, score in lexical), default=0.0)
+    scores: dict[int, float] = {row: (score / best if best > 0 else 0.0) for row, score in lexical}
+    for row, cosine in dense:
+        scores[row] = scores.get(row, 0.0) + dense_weight * max(cosine, 0.0)
+    order = {row: n for n, row in enumerate(scores)}
+    return sorted(scores.items(), key=lambda item: (-item[1], order[item[0]]))
 
 
 def query_words(query: str) -> list[str]:
@@ -180,9 +193,7 @@ class LocalCorpus:
         if mode == "dense":
             return self.dense_rows(query, k)
         n = max(MIN_CANDIDATES, k * CANDIDATES_PER_RESULT)
-        lexical = [r for r, _ in self.bm25_rows(query, n)]
-        dense = [r for r, _ in self.dense_rows(query, n)]
-        return reciprocal_rank_fusion([lexical, dense], weights=[1.0, DENSE_WEIGHT])[:k]
+        return fuse_scores(self.bm25_rows(query, n), self.dense_rows(query, n), DENSE_WEIGHT)[:k]
 
     # ------------------------------------------------------------ documents
 
