@@ -29,6 +29,12 @@ def _opts(command: typer.core.TyperCommand | typer.core.TyperGroup) -> set[str]:
     return {o for p in command.params if isinstance(p, typer.core.TyperOption) for o in (*p.opts, *p.secondary_opts)}
 
 
+def _all_opts(command: typer.core.TyperCommand | typer.core.TyperGroup) -> set[str]:
+    """A command's options; for a group (``kgteam corpus``), its sub-commands' too."""
+    subs = command.commands.values() if isinstance(command, typer.core.TyperGroup) else ()
+    return _opts(command).union(*(_opts(c) for c in subs))
+
+
 def _usages() -> list[tuple[str, str]]:
     """(where, the text after ``kgteam``) for every usage in the docs."""
     found = []
@@ -79,6 +85,12 @@ def _problems(rest: str) -> list[str]:
     command = GROUP.commands.get(name)
     if command is None:
         return [f"command {name!r} does not exist"]
+    if isinstance(command, typer.core.TyperGroup) and i + 1 < len(words) and not words[i + 1].startswith("-"):
+        i += 1  # a sub-command: `kgteam corpus add ...`
+        sub = command.commands.get(words[i])
+        if sub is None:
+            return [f"command '{name} {words[i]}' does not exist"]
+        name, command = f"{name} {words[i]}", sub
     known = _opts(command) | {"--help"}
     problems = []
     for word in words[i + 1:]:
@@ -103,14 +115,33 @@ def test_the_checker_catches_a_wrong_command_and_a_wrong_flag():
     assert _problems("ask 'x' --jsn") == ["ask: option --jsn does not exist"]
     assert _problems("kgz list") == ["command 'kgz' does not exist"]
     assert _problems("--log-level INFO ask 'who directed Kismet' --json") == []
+    assert _problems("corpus add notes a.md --chunk-chars 500") == []
+    assert _problems("corpus list --chunk-chars 5") == ["corpus list: option --chunk-chars does not exist"]
+    assert _problems("corpus zap x") == ["command 'corpus zap' does not exist"]
 
 
-@pytest.mark.parametrize("name", sorted(GROUP.commands))
-def test_help_shows_flags_without_a_value_type(name):
-    result = CliRunner().invoke(app, [name, "--help"], env={"COLUMNS": "200"})
+def _command_paths() -> list[tuple[str, ...]]:
+    paths = []
+    for name, command in sorted(GROUP.commands.items()):
+        paths.append((name,))
+        if isinstance(command, typer.core.TyperGroup):
+            paths += [(name, sub) for sub in sorted(command.commands)]
+    return paths
+
+
+def _command(path: tuple[str, ...]):
+    command = GROUP
+    for word in path:
+        command = command.commands[word]
+    return command
+
+
+@pytest.mark.parametrize("path", _command_paths(), ids=" ".join)
+def test_help_shows_flags_without_a_value_type(path):
+    result = CliRunner().invoke(app, [*path, "--help"], env={"COLUMNS": "200"})
     assert result.exit_code == 0, result.output
     assert "<bool>" not in result.output
-    flags = [p for p in GROUP.commands[name].params if isinstance(p, typer.core.TyperOption) and p.is_flag]
+    flags = [p for p in _command(path).params if isinstance(p, typer.core.TyperOption) and p.is_flag]
     for flag in flags:
         assert flag.opts[0] in result.output
 
@@ -129,7 +160,7 @@ def test_every_flag_named_in_a_cli_md_section_exists_on_its_commands():
         if line.startswith("## "):
             commands = re.findall(r"`kgteam ([a-z]+)", line)
             continue
-        known = set().union(*(_opts(GROUP.commands[c]) for c in commands if c in GROUP.commands), _opts(GROUP))
+        known = set().union(*(_all_opts(GROUP.commands[c]) for c in commands if c in GROUP.commands), _opts(GROUP))
         for flag in re.findall(r"`(--[a-z][\w-]*)", line):
             if commands and flag not in known:
                 problems.append(f"docs/cli.md:{n}: {flag} is not an option of {', '.join(commands)}")
@@ -155,4 +186,4 @@ def test_the_commands_docs_list_for_home_and_db_are_the_ones_that_take_them():
         listed = re.search(rf"\({word}: ([a-z, ]+)\)", text)
         assert listed, f"docs/cli.md no longer lists the commands that take {flag}"
         documented = {c.strip() for c in listed.group(1).split(",")}
-        assert documented == {name for name, c in GROUP.commands.items() if flag in _opts(c)}, flag
+        assert documented == {name for name, c in GROUP.commands.items() if flag in _all_opts(c)}, flag

@@ -183,3 +183,15 @@ def test_another_embedder_is_refused(corpus_home: Path):
 
     with pytest.raises(CorpusError, match="embedded with wordllama.*not other:model"):
         open_corpus("notes", corpus_home, embedder=Other())
+
+
+def test_fusion_keeps_a_bm25_standout_first_and_adds_dense_only_rows():
+    from kgteam.tools.web.corpus import fuse_scores
+
+    lexical = [(7, 41.6), (3, 18.7), (4, 18.0)]  # row 7 matches the film's name far better
+    dense = [(9, 0.63), (3, 0.52), (4, 0.47), (5, 0.30)]
+    fused = fuse_scores(lexical, dense)
+    assert [row for row, _ in fused] == [7, 3, 4, 9, 5]
+    assert fused[0][1] == 1.0 and round(fused[1][1], 3) == round(18.7 / 41.6 + 0.52, 3)
+    assert fuse_scores([], [(1, 0.4), (2, -0.1)]) == [(1, 0.4), (2, 0.0)]  # a negative cosine adds nothing
+    assert fuse_scores([(1, 2.0), (2, 2.0)], []) == [(1, 1.0), (2, 1.0)]  # ties keep BM25's order

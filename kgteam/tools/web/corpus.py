@@ -2,8 +2,10 @@
 
 BM25 (tantivy, English stemming, titles boosted) finds chunks that share the question's words,
 names above all; the dense index (the corpus's embedder, exact or HNSW) finds paraphrases.
-Hybrid fuses the two ranked lists by reciprocal rank (:mod:`kgteam.tools.fusion`), so neither
-score scale dominates. Opening loads the vectors and opens the BM25 index and the chunk table;
+Hybrid adds the two scores: BM25 divided by the query's best BM25 score (so 0-1 whatever the
+query's length) plus the cosine. Unlike reciprocal-rank fusion this keeps BM25's margins: a chunk
+that matches a film's name far better than anything else stays first even when the embedder does
+not rank it (docs/decisions.md has the measurement). Opening loads the vectors and opens the BM25 index and the chunk table;
 a search is a few milliseconds (docs/benchmarks.md, "web_search").
 """
 
@@ -16,10 +18,10 @@ import threading
 from pathlib import Path
 from typing import Literal
 
+import numpy as np
 import tantivy
 
 from kgteam.tools.embedding.base import Embedder, EmbeddingError
-from kgteam.tools.fusion import reciprocal_rank_fusion
 from kgteam.tools.vectors.index import VectorIndex
 from kgteam.tools.web.corpus_build import (
     BM25_DIR,
@@ -39,12 +41,40 @@ TITLE_BOOST = 2.0
 # each ranking hands the fusion this many candidates per result asked for (at least MIN_CANDIDATES)
 CANDIDATES_PER_RESULT = 3
 MIN_CANDIDATES = 30
-DENSE_WEIGHT = 1.0
+DENSE_WEIGHT = 1.0  # cosine (about 0.2-0.7 for WordLlama) against BM25 / best BM25 (0-1)
 _WORD = re.compile(r"\w+")
 # Words that carry no topic: dropped from the BM25 query (they only cost posting-list time).
 STOP_WORDS = frozenset(
     ["a", "an", "and", "are", "as", "at", "be", "been", "being", "but", "by", "can", "could", "did", "do", "does", "doing", "for", "from", "had", "has", "have", "having", "he", "her", "hers", "him", "his", "how", "i", "if", "in", "into", "is", "it", "its", "itself", "me", "my", "no", "nor", "not", "of", "on", "or", "our", "ours", "she", "so", "than", "that", "the", "their", "theirs", "them", "then", "there", "these", "they", "this", "those", "to", "too", "was", "we", "were", "what", "when", "where", "which", "while", "who", "whom", "whose", "why", "will", "with", "would", "you", "your", "yours", "about", "after", "before", "during", "over", "under", "again", "also", "just", "any", "all", "each", "few", "more", "most", "other", "some", "such", "only", "own", "same", "very", "s", "t"]
 )
+
+
+def exact_top(matrix: np.ndarray, query: np.ndarray, n: int) -> tuple[np.ndarray, np.ndarray]:
+    """Scores and rows of the ``n`` rows of ``matrix`` closest to one query vector, best first.
+
+    ``einsum`` rather than ``@``: numpy's matrix product goes to OpenBLAS, whose worker threads
+    spin against each other on a busy 2-core machine (a 4,400 x 256 product took 15 ms p50 and
+    40 ms p95 there, against 0.1 ms for einsum's single-threaded loop; docs/decisions.md).
+    """
+    scores = np.einsum("ij,j->i", matrix, query)
+    n = min(n, scores.shape[0])
+    if n <= 0:
+        return scores[:0], np.zeros(0, dtype=np.int64)
+    part = np.argpartition(-scores, n - 1)[:n] if n < scores.shape[0] else np.arange(scores.shape[0])
+    order = part[np.argsort(-scores[part], kind="stable")]
+    return scores[order], order
+
+
+def fuse_scores(lexical: list[tuple[int, float]], dense: list[tuple[int, float]],
+                dense_weight: float = DENSE_WEIGHT) -> list[tuple[int, float]]:
+    """Rows of both lists by ``bm25 / best bm25 + dense_weight * max(cosine, 0)``, best first
+    (a row missing from a list scores 0 there; ties keep BM25's order, then the dense list's)."""
+    best = max((score for _, score in lexical), default=0.0)
+    scores: dict[int, float] = {row: (score / best if best > 0 else 0.0) for row, score in lexical}
+    for row, cosine in dense:
+        scores[row] = scores.get(row, 0.0) + dense_weight * max(cosine, 0.0)
+    order = {row: n for n, row in enumerate(scores)}
+    return sorted(scores.items(), key=lambda item: (-item[1], order[item[0]]))
 
 
 def query_words(query: str) -> list[str]:
@@ -73,22 +103,38 @@ class LocalCorpus:
             raise CorpusError(f"corpus {self.corpus!r} at {self.folder} cannot be opened ({exc}); rebuild it "
                               "with `kgteam corpus add`") from None
         self._lock = threading.Lock()
-        self._vectors: VectorIndex | None = None
+        self._matrix: np.ndarray | None = None  # an exact index's rows, searched by exact_top
+        self._hnsw: VectorIndex | None = None  # an approximate index (large corpora)
         self._embedder: Embedder | None = None
         vec = self.manifest.vectors
         if vec is not None and mode != "bm25":
             self._embedder = self._check_embedder(embedder, vec.embedder, vec.dim)
             if self._embedder is not None:
-                try:
-                    self._vectors = VectorIndex.open(self.folder / VECTORS_STEM, vec.dim, vec.kind,  # type: ignore[arg-type]
-                                                     self.manifest.chunks)
-                except EmbeddingError as exc:
-                    raise CorpusError(f"corpus {self.corpus!r}: {exc}") from None
-        if mode == "dense" and self._vectors is None:
+                self._open_dense(vec.kind, vec.dim)
+        if mode == "dense" and not self.has_dense:
             raise CorpusError(f"corpus {self.corpus!r} has no usable dense index "
                               f"({self._why_no_vectors()}); use mode bm25 or hybrid, or rebuild it")
         # hybrid without vectors searches BM25 alone; ``mode`` says what really runs
-        self.mode: Mode = "bm25" if mode == "hybrid" and self._vectors is None else mode
+        self.mode: Mode = "bm25" if mode == "hybrid" and not self.has_dense else mode
+
+    def _open_dense(self, kind: str, dim: int) -> None:
+        stem = self.folder / VECTORS_STEM
+        try:
+            if kind == "exact":
+                path = stem.with_suffix(".npy")
+                matrix = np.load(path, allow_pickle=False)
+                if matrix.shape != (self.manifest.chunks, dim):
+                    raise CorpusError(f"{path} holds shape {matrix.shape}, expected ({self.manifest.chunks}, {dim})")
+                self._matrix = np.ascontiguousarray(matrix, dtype=np.float32)
+            else:
+                self._hnsw = VectorIndex.open(stem, dim, "hnsw", self.manifest.chunks)
+        except (OSError, ValueError, EmbeddingError) as exc:
+            raise CorpusError(f"corpus {self.corpus!r}: its dense index cannot be read ({exc}); rebuild it with "
+                              "`kgteam corpus add`") from None
+
+    @property
+    def has_dense(self) -> bool:
+        return self._embedder is not None and (self._matrix is not None or self._hnsw is not None)
 
     def _why_no_vectors(self) -> str:
         vec = self.manifest.vectors
@@ -126,26 +172,28 @@ class LocalCorpus:
         return [(int(row), float(score)) for (score, _), row in zip(hits, rows, strict=True) if row is not None]
 
     def dense_rows(self, query: str, n: int) -> list[tuple[int, float]]:
-        if self._vectors is None or self._embedder is None:
+        if not self.has_dense:
             raise CorpusError(f"corpus {self.corpus!r} has no usable dense index ({self._why_no_vectors()})")
         vector = self._embedder.embed([query])
         if not vector.any():  # no known token: similar to nothing
             return []
-        scores, rows = self._vectors.search(vector, n)
+        if self._matrix is not None:
+            scores, found = exact_top(self._matrix, vector[0], n)
+            return [(int(r), float(s)) for s, r in zip(scores, found, strict=True)]
+        assert self._hnsw is not None
+        scores, rows = self._hnsw.search(vector, n)
         return [(int(r), float(s)) for s, r in zip(scores[0], rows[0], strict=True) if r >= 0]
 
     def ranked_rows(self, query: str, k: int, mode: Mode | None = None) -> list[tuple[int, float]]:
         mode = mode or self.mode
         if mode not in MODES:
             raise CorpusError(f"unknown search mode {mode!r}; use {', '.join(MODES)}")
-        if mode == "bm25" or (mode == "hybrid" and self._vectors is None):
+        if mode == "bm25" or (mode == "hybrid" and not self.has_dense):
             return self.bm25_rows(query, k)
         if mode == "dense":
             return self.dense_rows(query, k)
         n = max(MIN_CANDIDATES, k * CANDIDATES_PER_RESULT)
-        lexical = [r for r, _ in self.bm25_rows(query, n)]
-        dense = [r for r, _ in self.dense_rows(query, n)]
-        return reciprocal_rank_fusion([lexical, dense], weights=[1.0, DENSE_WEIGHT])[:k]
+        return fuse_scores(self.bm25_rows(query, n), self.dense_rows(query, n), DENSE_WEIGHT)[:k]
 
     # ------------------------------------------------------------ documents
 
