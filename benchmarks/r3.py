@@ -103,7 +103,7 @@ def main() -> int:
     ap.add_argument("--model", default="none")
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--home", type=Path, default=Path("/tmp/kgteam-r3-bench"))
-    ap.add_argument("--limit", type=int, default=0, help="run only the first N items of each set (a quick look)")
+    ap.add_argument("--limit", type=int, default=0, help="run only the first N items of each set (claims and commonsense)")
     ap.add_argument("--rows", type=Path, help="also append every question's row (JSONL) to this file")
     args = ap.parse_args()
     global ROWS_TO
@@ -119,7 +119,7 @@ def main() -> int:
             out["claims"][kg] = asyncio.run(run(items, kg, args.home, args.model))
         if args.commonsense and COMMONSENSE.exists():
             items = [json.loads(line) for line in COMMONSENSE.read_text(encoding="utf-8").splitlines() if line.strip()]
-            items = [i for i in items if i.get("kg") == kg]
+            items = [i for i in items if i.get("kg") == kg][: args.limit or None]
             print(f"commonsense on {kg}: {len(items)}", file=sys.stderr)
             if items:
                 out["commonsense"][kg] = asyncio.run(run(items, kg, args.home, args.model))
