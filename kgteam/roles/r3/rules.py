@@ -195,9 +195,16 @@ async def preference_axiom(tools: Any, question: str, anchors: Sequence[TopicMen
     must have (or must not, after a negation), through the relation that name is reached by in
     the KG; a year after "before"/"after" bounds the item's year-valued relation."""
     named = sorted([a for a in anchors if a.iris], key=lambda a: a.start)
-    if len(named) < 2:
+    if not named:
         return None
     item = named[-1]
+    # numbers the KG does not know as names still bound a value ("from before 2000")
+    tokens = tokenize(question)
+    covered = {i for a in named for i in range(a.start, a.end)}
+    named = [*named[:-1], *(TopicMention(text=t.text, start=i, end=i + 1, iris=[t.text], firm=True)
+                            for i, t in enumerate(tokens) if i not in covered and _NUMBER.fullmatch(t.text))]
+    if not named:
+        return None
     item_iri = item.iris[0]
     try:
         schema = await tools["entity_schema"](item_iri)
@@ -205,7 +212,7 @@ async def preference_axiom(tools: Any, question: str, anchors: Sequence[TopicMen
         return None
     held = {(st.predicate, st.direction) for st in [*schema.outgoing, *schema.incoming]}
     constraints: list[Constraint] = []
-    for c in named[:-1]:
+    for c in named:
         number = numeric(c.text) if _NUMBER.fullmatch(c.text.strip()) else None
         comp = _comparative_before(question, c.start) if number is not None else None
         if number is not None and comp is not None:
