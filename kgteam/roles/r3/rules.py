@@ -454,6 +454,10 @@ def _reach(triples: Sequence[EvidenceTriple], start: str, steps: Sequence[Relati
     return paths, True
 
 
+def _cites(positions: Sequence[int]) -> str:
+    return "".join(f"[t{i}]" for i in dict.fromkeys(positions))
+
+
 def _say(t: EvidenceTriple, i: int) -> str:
     return f"{t.subject_label or t.subject} — {t.predicate_label or t.predicate} → {t.object_label or t.object} [t{i}]"
 
@@ -487,10 +491,12 @@ def _decide_preference(axiom: Axiom, triples: Sequence[EvidenceTriple]) -> Decis
             if not k.firm and not holds:  # an everyday word the item lacks is no evidence against it
                 unknown.append(f"whether '{k.target_label}' is a condition at all")
                 continue
-            return Decision("false", cited, [*lines, f"the condition '{k.text()}' fails [axiom]"])
+            return Decision("false", cited, [*lines, f"{axiom.anchor_labels[0]}: the condition '{k.text()}' fails "
+                                                     f"{_cites(used)} [axiom]"])
     if unknown:
         return Decision("unknown", cited, lines, missing=unknown)
-    return Decision("true", cited, [*lines, "every condition of the preference holds [axiom]"])
+    return Decision("true", cited, [*lines, f"{axiom.anchor_labels[0]} meets every condition of the preference "
+                                            f"{_cites(cited)} [axiom]"])
 
 
 def decide(axiom: Axiom, triples: Sequence[EvidenceTriple]) -> Decision:
@@ -510,12 +516,15 @@ def decide(axiom: Axiom, triples: Sequence[EvidenceTriple]) -> Decision:
         missing = [(b, label) for b, label in targets if b not in reached_a]
         if not missing:
             cited = [i for b, _ in targets for i in reached_a[b]]
+            ends = [i for b, _ in targets for i in (reached_a[b][0], reached_a[b][-1])]  # they touch the anchors
             return Decision("true", cited, [*(_say(triples[i], i) for i in dict.fromkeys(cited)),
-                                            f"so {axiom.conclusion} [axiom]"])
-        shown = [c[-1] for c in list(reached_a.values())[:3]]
+                                            f"so {axiom.conclusion} {_cites(ends)} [axiom]"])
+        chains = list(reached_a.values())[:3]
+        shown = list(dict.fromkeys(i for c in chains for i in c))
+        starts = list(dict.fromkeys(c[0] for c in chains))  # the triples that touch the first anchor
         return Decision("false", shown, [*(_say(triples[i], i) for i in shown),
-                                         f"{len(reached_a)} value(s) in all, and {missing[0][1]} is not one "
-                                         f"of them, so the premise fails [axiom]"])
+                                         f"{label_a} reaches {len(reached_a)} value(s) in all, and {missing[0][1]} "
+                                         f"is not one of them, so the premise fails {_cites(starts)} [axiom]"])
     b = axiom.anchors[1]
     reached_b, bound_b = _reach(triples, b, axiom.steps_b or axiom.steps)
     if not bound_b:
@@ -524,17 +533,20 @@ def decide(axiom: Axiom, triples: Sequence[EvidenceTriple]) -> Decision:
         common = [v for v in reached_a if v in reached_b]
         if common:
             cited = [*reached_a[common[0]], *reached_b[common[0]]]
-            return Decision("true", cited, [*(_say(triples[i], i) for i in cited), "a common value: the rule holds [axiom]"])
+            return Decision("true", cited, [*(_say(triples[i], i) for i in cited),
+                                            f"{triples[cited[-1]].object_label or common[0]} is a common value of "
+                                            f"{label_a} and {axiom.anchor_labels[1]}: the rule holds {_cites(cited)} [axiom]"])
         cited = [c[-1] for c in list(reached_a.values())[:2]] + [c[-1] for c in list(reached_b.values())[:2]]
         return Decision("false", cited, [*(_say(triples[i], i) for i in cited),
-                                         "no value in common: the rule does not hold [axiom]"])
+                                         f"{label_a} and {axiom.anchor_labels[1]} have no value in common: the rule "
+                                         f"does not hold {_cites(cited)} [axiom]"])
     if axiom.form == "count":
         na, nb = len(reached_a), len(reached_b)
         holds = na < nb if axiom.op == "lt" else na > nb
         cited = [c[-1] for c in list(reached_a.values())[:2]] + [c[-1] for c in list(reached_b.values())[:2]]
         return Decision("true" if holds else "false", cited,
                         [*(_say(triples[i], i) for i in cited),
-                         f"{label_a} has {na}, {axiom.anchor_labels[1]} has {nb} [axiom]"])
+                         f"{label_a} has {na}, {axiom.anchor_labels[1]} has {nb} {_cites(cited)} [axiom]"])
     values_a = [(numeric(value_of(triples[c[-1]])), c) for v, c in reached_a.items()]
     values_b = [(numeric(value_of(triples[c[-1]])), c) for v, c in reached_b.items()]
     values_a = [x for x in values_a if x[0] is not None]
@@ -549,4 +561,5 @@ def decide(axiom: Axiom, triples: Sequence[EvidenceTriple]) -> Decision:
     cited = [*ca, *cb]
     return Decision("true" if holds else "false", cited,
                     [_say(triples[ca[-1]], ca[-1]), _say(triples[cb[-1]], cb[-1]),
-                     f"{va:g} {'<' if va < vb else '>'} {vb:g}, so the rule {'holds' if holds else 'fails'} [axiom]"])  # type: ignore[operator]
+                     f"{value_of(triples[ca[-1]])} {'<' if va < vb else '>'} {value_of(triples[cb[-1]])}, so the rule "  # type: ignore[operator]
+                     f"{'holds' if holds else 'fails'} {_cites(cited)} [axiom]"])
