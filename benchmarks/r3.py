@@ -36,6 +36,7 @@ sys.path.insert(0, str(ROOT / "benchmarks"))
 from floor import SETS, ensure_kg  # noqa: E402  (the floor benchmark's KG builder)
 
 COMMONSENSE = ROOT / "tests" / "data" / "r3" / "commonsense.jsonl"
+PREFERENCES = ROOT / "tests" / "data" / "r3" / "preferences.jsonl"
 DATA = ROOT.parent / "shared" / "data"
 ROWS_TO: Path | None = None
 VERDICT_WORDS = {"true", "false", "supported", "refuted"}
@@ -99,11 +100,11 @@ def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--claims", type=int, default=300, help="claims per KG (0: none)")
     ap.add_argument("--kgs", nargs="+", default=["metaqa", "wc2014"])
-    ap.add_argument("--commonsense", action="store_true", help="also the hand-written commonsense set")
+    ap.add_argument("--commonsense", action="store_true", help="also the hand-written commonsense and preference sets")
     ap.add_argument("--model", default="none")
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--home", type=Path, default=Path("/tmp/kgteam-r3-bench"))
-    ap.add_argument("--limit", type=int, default=0, help="run only the first N items of each set (a quick look)")
+    ap.add_argument("--limit", type=int, default=0, help="run only the first N items of each set (claims and commonsense)")
     ap.add_argument("--rows", type=Path, help="also append every question's row (JSONL) to this file")
     args = ap.parse_args()
     global ROWS_TO
@@ -117,12 +118,14 @@ def main() -> int:
             items = items[: args.limit or None]
             print(f"claims on {kg}: {len(items)}", file=sys.stderr)
             out["claims"][kg] = asyncio.run(run(items, kg, args.home, args.model))
-        if args.commonsense and COMMONSENSE.exists():
-            items = [json.loads(line) for line in COMMONSENSE.read_text(encoding="utf-8").splitlines() if line.strip()]
-            items = [i for i in items if i.get("kg") == kg]
-            print(f"commonsense on {kg}: {len(items)}", file=sys.stderr)
+        for name, path in (("commonsense", COMMONSENSE), ("preferences", PREFERENCES)):
+            if not args.commonsense or not path.exists():
+                continue
+            items = [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
+            items = [i for i in items if i.get("kg") == kg][: args.limit or None]
+            print(f"{name} on {kg}: {len(items)}", file=sys.stderr)
             if items:
-                out["commonsense"][kg] = asyncio.run(run(items, kg, args.home, args.model))
+                out.setdefault(name, {})[kg] = asyncio.run(run(items, kg, args.home, args.model))
     print(json.dumps(out, indent=2))
     return 0
 

@@ -23,7 +23,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from kgteam.protocols.evidence import EvidenceTriple, RelationMatch
-from kgteam.protocols.payloads import Axiom, TopicMention, TriplePattern
+from kgteam.protocols.payloads import Axiom, Constraint, TopicMention, TriplePattern
 from kgteam.roles.kerag.planning import Limits, expand, filter_hop
 from kgteam.roles.semantic import SemanticLayer
 from kgteam.roles.semantic.mentions import is_exact_hit
@@ -44,6 +44,25 @@ _DATE = re.compile(r"^\d{4}-\d{2}(-\d{2})?")
 AGE_WORDS = frozenset(["older", "younger"])  # their direction depends on ages versus dates
 MAX_VALUES = 60  # values fetched per anchor and hop
 MIN_NAMED = 0.5  # how strongly the question's words must name each relation of a path rule
+
+
+FIRST_PERSON = frozenset(["i", "my", "me", "i'm", "myself"])
+NEGATIONS = frozenset(["not", "never", "no", "nor", "without", "except", "avoid", "avoids"])
+
+
+def first_person(question: str) -> bool:
+    return any(t.lower in FIRST_PERSON for t in tokenize(question))
+
+
+def _negated(question: str, start: int) -> bool:
+    """A negation among the few words before the token at ``start`` ("never watch horror films")."""
+    words = [t.lower for t in tokenize(question)][max(0, start - 4): start]
+    return any(w in NEGATIONS or w.endswith("n't") for w in words)
+
+
+def _comparative_before(question: str, start: int) -> str | None:
+    words = [t.lower for t in tokenize(question)][max(0, start - 3): start]
+    return next((w for w in reversed(words) if w in TIME_COMPARATIVES), None)
 
 
 def question_form(question: str) -> str:
@@ -158,20 +177,78 @@ async def stated_relations(question: str, tools: Any) -> dict[str, int]:
     return {label: n for label, n in out.items() if n}
 
 
-def _as_often_as_stated(stated: dict[str, int], paths: list[Any]) -> list[Any]:
+def _as_often_as_stated(stated: dict[str, int], paths: list[Any], *, only: bool = False) -> list[Any]:
     """Where the question writes relation labels word for word, only the paths that use each of
     them as often as written ("X has starred actors A and X has starred actors B" is two hops of
     it): a path that leaves a written relation out, or walks it more often, is not what the
-    sentence says. Wording that matches no label word for word keeps every path."""
+    sentence says; with ``only`` (a claim, which states every relation it uses) no other relation
+    may join them. Wording that matches no label word for word keeps every path."""
     if not stated:
         return paths
-    return [p for p in paths if all(s.label in stated for s in p.steps)
+    return [p for p in paths if (not only or all(s.label in stated for s in p.steps))
             and all(sum(1 for s in p.steps if s.label == lab) == n for lab, n in stated.items())]
+
+
+async def preference_axiom(tools: Any, question: str, anchors: Sequence[TopicMention]) -> Axiom | None:
+    """A preference stated in the question ("I only watch films in French from before 1970: would
+    I like X?"): the item is the last name the question writes; every other name is something it
+    must have (or must not, after a negation), through the relation that name is reached by in
+    the KG; a year after "before"/"after" bounds the item's year-valued relation."""
+    named = sorted([a for a in anchors if a.iris], key=lambda a: a.start)
+    if not named:
+        return None
+    item = named[-1]
+    # numbers the KG does not know as names still bound a value ("from before 2000")
+    tokens = tokenize(question)
+    covered = {i for a in named for i in range(a.start, a.end)}
+    named = [*named[:-1], *(TopicMention(text=t.text, start=i, end=i + 1, iris=[t.text], firm=True)
+                            for i, t in enumerate(tokens) if i not in covered and _NUMBER.fullmatch(t.text))]
+    if not named:
+        return None
+    item_iri = item.iris[0]
+    try:
+        schema = await tools["entity_schema"](item_iri)
+    except ToolError:
+        return None
+    held = {(st.predicate, st.direction) for st in [*schema.outgoing, *schema.incoming]}
+    constraints: list[Constraint] = []
+    for c in named:
+        number = numeric(c.text) if _NUMBER.fullmatch(c.text.strip()) else None
+        comp = _comparative_before(question, c.start) if number is not None else None
+        if number is not None and comp is not None:
+            timed = [st for st in schema.outgoing
+                     if await _numeric_values(tools, item_iri, [RelationMatch(predicate=st.predicate, label=st.label,
+                                                                              direction="out")]) == "time"]
+            if timed:
+                constraints.append(Constraint(predicate=timed[0].predicate, label=timed[0].label, op=COMPARATIVES[comp],
+                                              value=number, negated=_negated(question, c.start)))
+            continue
+        try:
+            other = await tools["entity_schema"](c.iris[0])
+        except ToolError:
+            continue
+        # the relation that reaches this name from things like the item: one the item has too
+        links = [(st.predicate, "out" if st.direction == "in" else "in", st.label) for st in other.incoming + other.outgoing]
+        link = next(((p, d, lab) for p, d, lab in links if (p, d) in held), None)
+        if link is None:
+            continue
+        constraints.append(Constraint(predicate=link[0], direction=link[1], label=link[2], target=c.iris[0],  # type: ignore[arg-type]
+                                      target_label=c.text, negated=_negated(question, c.start), firm=c.firm))
+    if not constraints:
+        return None
+    said = "; ".join(k.text() for k in constraints)
+    return Axiom(text=f"A preference holds for {item.text} when it has: {said}", form="prefer", score=1.0,
+                 anchors=[item_iri], anchor_labels=[item.text], constraints=constraints,
+                 premises=[f"{item.text}: {k.text()}" for k in constraints], conclusion="every condition holds")
 
 
 async def candidate_axioms(layer: SemanticLayer, question: str, anchors: Sequence[TopicMention], *,
                            hops: int = 2, keep: int = 4) -> list[Axiom]:
     """The rules that could decide the question, best first (each becomes a branch of the search)."""
+    if first_person(question):
+        preference = await preference_axiom(layer.tools, question, anchors)
+        if preference is not None:
+            return [preference]
     # the claim's subject first: a rule reads from the entity the sentence is about
     firm = sorted([a for a in anchors if a.iris and a.firm], key=lambda a: a.start)
     if not firm:
@@ -257,7 +334,7 @@ async def _axioms_for(layer: SemanticLayer, question: str, firm: list[TopicMenti
     elif second is not None:
         stated = await stated_relations(question, layer.tools)
         paths = _as_often_as_stated(stated, await _ranked_paths(layer, question, firm, first, hops=hops,
-                                                                keep=keep * 2))
+                                                                keep=keep * 2), only=question_form(question) == "claim")
         for p in paths:
             named = all(s.words and s.strength >= MIN_NAMED for s in p.steps) and p.score > 0
             if p.literal_end != literal_end or not (stated or named):
@@ -326,6 +403,12 @@ async def walk(tools: Any, start: str, steps: Sequence[RelationMatch]) -> list[E
 
 
 async def premise_facts(tools: Any, axiom: Axiom) -> list[EvidenceTriple]:
+    if axiom.form == "prefer":
+        facts: list[EvidenceTriple] = []
+        for k in axiom.constraints:
+            facts += await _step_triples(tools, axiom.anchors[0], RelationMatch(predicate=k.predicate, label=k.label,
+                                                                               direction=k.direction))
+        return facts
     if axiom.form == "path" or not axiom.anchors:
         return await walk(tools, axiom.anchors[0], axiom.steps) if axiom.anchors else []
     return [*await walk(tools, axiom.anchors[0], axiom.steps),
@@ -371,8 +454,49 @@ def _reach(triples: Sequence[EvidenceTriple], start: str, steps: Sequence[Relati
     return paths, True
 
 
+def _cites(positions: Sequence[int]) -> str:
+    return "".join(f"[t{i}]" for i in dict.fromkeys(positions))
+
+
 def _say(t: EvidenceTriple, i: int) -> str:
     return f"{t.subject_label or t.subject} — {t.predicate_label or t.predicate} → {t.object_label or t.object} [t{i}]"
+
+
+def _decide_preference(axiom: Axiom, triples: Sequence[EvidenceTriple]) -> Decision:
+    item = axiom.anchors[0]
+    cited: list[int] = []
+    lines: list[str] = []
+    unknown: list[str] = []
+    for k in axiom.constraints:
+        step = RelationMatch(predicate=k.predicate, label=k.label, direction=k.direction)
+        reached, bound = _reach(triples, item, [step])
+        if not bound:
+            unknown.append(f"{axiom.anchor_labels[0]}'s {k.label}")
+            continue
+        if k.target is not None:
+            holds = k.target in reached
+            used = reached[k.target] if holds else [c[-1] for c in list(reached.values())[:2]]
+        else:
+            values = [(numeric(value_of(triples[c[-1]])), c) for c in reached.values()]
+            values = [(v, c) for v, c in values if v is not None]
+            if not values:
+                unknown.append(f"{axiom.anchor_labels[0]}'s {k.label} as a number")
+                continue
+            v, c = values[0]
+            holds = v < k.value if k.op == "lt" else v > k.value  # type: ignore[operator]
+            used = c
+        cited += used
+        lines += [_say(triples[i], i) for i in used]
+        if holds == k.negated:
+            if not k.firm and not holds:  # an everyday word the item lacks is no evidence against it
+                unknown.append(f"whether '{k.target_label}' is a condition at all")
+                continue
+            return Decision("false", cited, [*lines, f"{axiom.anchor_labels[0]}: the condition '{k.text()}' fails "
+                                                     f"{_cites(used)} [axiom]"])
+    if unknown:
+        return Decision("unknown", cited, lines, missing=unknown)
+    return Decision("true", cited, [*lines, f"{axiom.anchor_labels[0]} meets every condition of the preference "
+                                            f"{_cites(cited)} [axiom]"])
 
 
 def decide(axiom: Axiom, triples: Sequence[EvidenceTriple]) -> Decision:
@@ -380,6 +504,8 @@ def decide(axiom: Axiom, triples: Sequence[EvidenceTriple]) -> Decision:
     premise is bound to listed triples."""
     if axiom.form is None or not axiom.anchors:
         return Decision("unknown", missing=["the rule has no checkable premises"])
+    if axiom.form == "prefer":
+        return _decide_preference(axiom, triples)
     a = axiom.anchors[0]
     reached_a, bound_a = _reach(triples, a, axiom.steps)
     label_a = axiom.anchor_labels[0] if axiom.anchor_labels else a
@@ -390,12 +516,15 @@ def decide(axiom: Axiom, triples: Sequence[EvidenceTriple]) -> Decision:
         missing = [(b, label) for b, label in targets if b not in reached_a]
         if not missing:
             cited = [i for b, _ in targets for i in reached_a[b]]
+            ends = [i for b, _ in targets for i in (reached_a[b][0], reached_a[b][-1])]  # they touch the anchors
             return Decision("true", cited, [*(_say(triples[i], i) for i in dict.fromkeys(cited)),
-                                            f"so {axiom.conclusion} [axiom]"])
-        shown = [c[-1] for c in list(reached_a.values())[:3]]
+                                            f"so {axiom.conclusion} {_cites(ends)} [axiom]"])
+        chains = list(reached_a.values())[:3]
+        shown = list(dict.fromkeys(i for c in chains for i in c))
+        starts = list(dict.fromkeys(c[0] for c in chains))  # the triples that touch the first anchor
         return Decision("false", shown, [*(_say(triples[i], i) for i in shown),
-                                         f"{len(reached_a)} value(s) in all, and {missing[0][1]} is not one "
-                                         f"of them, so the premise fails [axiom]"])
+                                         f"{label_a} reaches {len(reached_a)} value(s) in all, and {missing[0][1]} "
+                                         f"is not one of them, so the premise fails {_cites(starts)} [axiom]"])
     b = axiom.anchors[1]
     reached_b, bound_b = _reach(triples, b, axiom.steps_b or axiom.steps)
     if not bound_b:
@@ -404,17 +533,20 @@ def decide(axiom: Axiom, triples: Sequence[EvidenceTriple]) -> Decision:
         common = [v for v in reached_a if v in reached_b]
         if common:
             cited = [*reached_a[common[0]], *reached_b[common[0]]]
-            return Decision("true", cited, [*(_say(triples[i], i) for i in cited), "a common value: the rule holds [axiom]"])
+            return Decision("true", cited, [*(_say(triples[i], i) for i in cited),
+                                            f"{triples[cited[-1]].object_label or common[0]} is a common value of "
+                                            f"{label_a} and {axiom.anchor_labels[1]}: the rule holds {_cites(cited)} [axiom]"])
         cited = [c[-1] for c in list(reached_a.values())[:2]] + [c[-1] for c in list(reached_b.values())[:2]]
         return Decision("false", cited, [*(_say(triples[i], i) for i in cited),
-                                         "no value in common: the rule does not hold [axiom]"])
+                                         f"{label_a} and {axiom.anchor_labels[1]} have no value in common: the rule "
+                                         f"does not hold {_cites(cited)} [axiom]"])
     if axiom.form == "count":
         na, nb = len(reached_a), len(reached_b)
         holds = na < nb if axiom.op == "lt" else na > nb
         cited = [c[-1] for c in list(reached_a.values())[:2]] + [c[-1] for c in list(reached_b.values())[:2]]
         return Decision("true" if holds else "false", cited,
                         [*(_say(triples[i], i) for i in cited),
-                         f"{label_a} has {na}, {axiom.anchor_labels[1]} has {nb} [axiom]"])
+                         f"{label_a} has {na}, {axiom.anchor_labels[1]} has {nb} {_cites(cited)} [axiom]"])
     values_a = [(numeric(value_of(triples[c[-1]])), c) for v, c in reached_a.items()]
     values_b = [(numeric(value_of(triples[c[-1]])), c) for v, c in reached_b.items()]
     values_a = [x for x in values_a if x[0] is not None]
@@ -429,4 +561,5 @@ def decide(axiom: Axiom, triples: Sequence[EvidenceTriple]) -> Decision:
     cited = [*ca, *cb]
     return Decision("true" if holds else "false", cited,
                     [_say(triples[ca[-1]], ca[-1]), _say(triples[cb[-1]], cb[-1]),
-                     f"{va:g} {'<' if va < vb else '>'} {vb:g}, so the rule {'holds' if holds else 'fails'} [axiom]"])  # type: ignore[operator]
+                     f"{value_of(triples[ca[-1]])} {'<' if va < vb else '>'} {value_of(triples[cb[-1]])}, so the rule "  # type: ignore[operator]
+                     f"{'holds' if holds else 'fails'} {_cites(cited)} [axiom]"])

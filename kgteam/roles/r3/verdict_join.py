@@ -7,6 +7,7 @@ the best-scored branch's evidence; grounded branches that disagree are reported 
 
 from __future__ import annotations
 
+import re
 from typing import ClassVar
 
 from kgteam.protocols.evidence import Evidence, EvidenceAxiom
@@ -39,7 +40,7 @@ class VerdictJoin(Role):
         kinds = {v.verdict for v in grounded}
         if len(kinds) == 1:
             v = grounded[0]
-            said = v.reasoning[-1].replace(" [axiom]", "") if v.reasoning else v.axiom
+            said = re.sub(r"\s*\[(t\d+|axiom)\]", "", v.reasoning[-1]) if v.reasoning else v.axiom
             return Answer(text=f"{v.label[:1].upper()}{v.label[1:]}: {said}.",
                           values=[AnswerValue(label=v.label)], status="answered", grounded=bool(v.triples),
                           confidence=1.0 if len(grounded) == len(verdicts) else 0.8, evidence=_evidence(v, axioms))

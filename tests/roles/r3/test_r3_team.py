@@ -109,3 +109,15 @@ async def test_a_model_naming_a_triple_it_was_not_shown_is_refused(small_tools):
     assert picks and all(e["source"] == "fallback" for e in picks)
     listed = {(t.subject, t.predicate, t.object) for e in seen if e.kind == "selected_facts" for t in e.payload.triples}
     assert all((t.subject, t.predicate, t.object) in listed for t in answer.evidence.triples)
+
+
+@pytest.mark.parametrize("question,expected", [
+    ("I only watch films in English: would I like River Queen?", "True"),
+    ("I never watch Drama films: would I like Tracker?", "False"),      # a negated condition that holds
+    ("I only watch films from before 2000: would I like Tracker?", "False"),  # 2010 is not before 2000
+])
+async def test_a_preference_in_the_question_becomes_conditions_on_the_item(question, expected, small_tools):
+    answer, seen, _ = await _ask(question, small_tools)
+    assert _label(answer) == expected, answer.text
+    axiom = next(e.payload for e in seen if e.kind == "axiom")
+    assert axiom.form == "prefer" and axiom.constraints and answer.evidence.triples
