@@ -5,6 +5,7 @@
 
 from __future__ import annotations
 
+import contextlib
 from typing import Any
 
 import structlog
@@ -75,7 +76,8 @@ def install_error_handlers(app: FastAPI) -> None:
 
     @app.exception_handler(Exception)
     async def _unexpected(request: Request, exc: Exception) -> JSONResponse:
-        log.exception("request_failed", method=request.method, path=request.url.path)
+        with contextlib.suppress(Exception):  # a broken log sink must not cost the client its JSON answer
+            log.exception("request_failed", method=request.method, path=request.url.path)
         return error_response(500, "internal_error",
                               f"the server failed on {request.method} {request.url.path} "
                               f"({type(exc).__name__}); the server log has the details")

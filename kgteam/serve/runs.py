@@ -129,7 +129,8 @@ class QuestionRuns:
                                              "message": "the server stopped while the question was running"})
             raise
         except Exception as exc:  # the store failed, or a bug: the client hears it, the log has the rest
-            log.exception("question_failed", session_id=run.session_id)
+            with contextlib.suppress(Exception):  # the stream must end even if logging fails
+                log.exception("question_failed", session_id=run.session_id)
             run.finish("error", error={"code": "internal_error",
                                        "message": f"the question failed: {type(exc).__name__}"})
         else:

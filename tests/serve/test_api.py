@@ -196,6 +196,14 @@ async def test_errors_are_json_with_a_clear_message_and_no_traceback(client, ser
     assert response.status_code == 500 and response.json()["error"]["code"] == "internal_error"
     assert "secret internals" not in response.text and "Traceback" not in response.text
 
+    class ClosedLog:  # e.g. structlog writing to a stream that was closed: the client still gets JSON
+        def exception(self, *args, **kwargs):
+            raise ValueError("I/O operation on closed file")
+
+    monkeypatch.setattr("kgteam.serve.errors.log", ClosedLog())
+    response = await client.get("/v1/sessions")
+    assert response.status_code == 500 and response.json()["error"]["code"] == "internal_error"
+
 
 async def test_api_keys_guard_v1_and_sessions_are_visible_to_their_key_only(service):
     keys = {"api_keys": ("k-alice", "k-bob"), "rate_per_minute": 0}
