@@ -25,7 +25,7 @@ def _fail(message: str) -> NoReturn:
 
 
 def _load_items(dataset: str, limit: int | None, seed: int, data_dir: Path | None,
-                where: list[str] | None) -> list[Any]:
+                where: list[str] | None, home: Path | None = None) -> list[Any]:
     from kgteam.eval.datasets import DatasetError, load_dataset, sample, slice_by
 
     conds: dict[str, str] = {}
@@ -35,7 +35,7 @@ def _load_items(dataset: str, limit: int | None, seed: int, data_dir: Path | Non
             _fail(f"--where {cond!r} is not TAG=VALUE (e.g. --where hops=2)")
         conds[key.strip()] = value.strip()
     try:
-        items = load_dataset(dataset, data_dir)
+        items = load_dataset(dataset, data_dir, home=home)
     except DatasetError as exc:
         _fail(str(exc))
     if conds:
@@ -130,7 +130,8 @@ def _default_out(dataset: str) -> Path:
 
 def _print_summary(summary: dict[str, Any]) -> None:
     keys = ("n", "accuracy", "hallucination", "missing", "truthfulness", "exact_match", "f1", "hits1", "groundedness",
-            "llm_calls_mean", "tokens_mean", "seconds_mean", "errors")
+            "verifiability", "verifiability_na", "ungrounded_verdicts", "llm_calls_mean", "tokens_mean",
+            "seconds_mean", "errors")
     console.print(" ".join(f"{k}={summary[k]:.3f}" if isinstance(summary.get(k), float) else f"{k}={summary.get(k)}"
                            for k in keys))
 
@@ -159,7 +160,8 @@ def register(app: typer.Typer) -> None:
     @app.command("eval")
     def eval_command(
         dataset: Annotated[str, typer.Argument(help="metaqa:1-hop, metaqa-consistent:2-hop, wc2014:P1, pq:2H, "
-                                               "qald9:test:en, qald10:en, lcquad1:test, or a file")],
+                                               "qald9:test:en, qald10:en, lcquad1:test, claims:KG[:N[:SEED]], "
+                                               "or a file")],
         team: Annotated[Path | None, typer.Option("--team", help="team YAML (default: the built-in Triad team)")] = None,
         model: Annotated[str | None, typer.Option("--model", "-m", help=MODEL_HELP)] = None,
         limit: Annotated[int | None, typer.Option("--limit", min=0, help="seeded sample of N questions")] = None,
@@ -182,7 +184,7 @@ def register(app: typer.Typer) -> None:
     ) -> None:
         """Run a team over a dataset: one JSONL record per question, resumable, with grades and cost."""
         _check_answers_path(answers)  # before anything runs
-        items = _load_items(dataset, limit, seed, data_dir, where)
+        items = _load_items(dataset, limit, seed, data_dir, where, home)
         if diagnose_only:
             if not kg:
                 console.print("[red]error:[/red] --diagnose needs --kg NAME")
@@ -271,7 +273,7 @@ def register(app: typer.Typer) -> None:
                                                   "$KGTEAM_HOME or ~/.kgteam)")] = None,
     ) -> None:
         """Retrieval ceiling without any LLM: linking rank, h-hop answer recall, filtered recall, gold query."""
-        items = _load_items(dataset, limit, seed, data_dir, where)
+        items = _load_items(dataset, limit, seed, data_dir, where, home)
         _run_diagnostics(items, kg, out, max_hops=max_hops, top_n=top_n, budget=budget, concurrency=concurrency,
                          home=home)
 

@@ -33,6 +33,8 @@ def event_line(env: Envelope, colors: RoleColors | None = None) -> Text:
     """``sender → kind: summary`` (attempt and usage when they matter)."""
     colors = colors or RoleColors()
     line = Text("  ")
+    if env.branch:  # a branch of a tree search: indented by depth, named, so the tree shows as it grows
+        line.append("  " * env.depth + f"[b{env.branch}] ", style="dim")
     line.append(env.sender, style=colors(env.sender))
     line.append(" → ", style="dim")
     line.append(env.kind, style="bold")

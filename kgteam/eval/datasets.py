@@ -349,13 +349,16 @@ def _gold(value: Any) -> GoldAnswer:
     return GoldAnswer(label=value) if isinstance(value, str) else GoldAnswer.model_validate(value)
 
 
+EXTRA_FIELDS = ("kind", "facts", "rule", "kg", "profile")  # generic JSONL fields kept in ``extra`` (R3 question kinds)
+
+
 def read_jsonl(path: str | Path, *, dataset: str | None = None) -> list[DatasetItem]:
     """Generic JSONL, one question per line (see docs/eval.md).
 
     Fields: ``question`` (required), ``id``, ``answers`` (strings, numbers, booleans or
     ``{"label", "iri"}``), ``topic_entity``/``topic_entities`` (string or ``{"label", "iri"}``),
-    ``sparql``/``gold_query``, ``gold_paths``, ``tags`` (object; ``hops`` and ``qtype`` are used
-    for slicing).
+    ``sparql``/``gold_query``, ``gold_paths``, ``tags`` (object; ``hops``, ``qtype`` and ``kind`` are
+    used for slicing); ``kind``, ``facts``, ``rule`` and ``kg`` are also kept in ``extra``.
     """
     path = Path(path)
     name = dataset or path.stem
@@ -373,16 +376,20 @@ def read_jsonl(path: str | Path, *, dataset: str | None = None) -> list[DatasetI
         if topics is None and row.get("topic_entity") is not None:
             topics = [row["topic_entity"]]
         tags = {"dataset": name, **(row.get("tags") or {})}
-        for key in ("hops", "qtype"):
+        for key in ("hops", "qtype", "kind"):
             if key in row:
                 tags[key] = row[key]
+        extra = dict(row.get("extra") or {})
+        for key in EXTRA_FIELDS:  # claim and commonsense files: what decides the item travels with it
+            if key in row:
+                extra.setdefault(key, row[key])
         items.append(DatasetItem(
             id=str(row.get("id", f"{name}-{i:05d}")), question=row["question"],
             answers=[_gold(a) for a in row.get("answers", [])],
             topic_entities=[_entity(t) for t in topics or []],
             gold_query=row.get("gold_query") or row.get("sparql"),
             gold_paths=[GoldPath.model_validate(p) for p in row.get("gold_paths", [])],
-            tags=tags, extra=row.get("extra") or {},
+            tags=tags, extra=extra,
         ))
     return items
 
@@ -413,7 +420,7 @@ def default_data_dir() -> Path:
 
 DATASET_NAMES = (
     "metaqa:{1,2,3}-hop[:split]", "metaqa-consistent:{1,2,3}-hop", "wc2014[:P1|P2|C]", "pq[:2H|3H]",
-    "qald9:{train,test}[:lang]", "qald10[:lang]", "lcquad1:test", "<file .jsonl/.json/.txt>",
+    "qald9:{train,test}[:lang]", "qald10[:lang]", "lcquad1:test", "claims:<kg>[:n[:seed]]", "<file .jsonl/.json/.txt>",
 )
 
 
@@ -424,8 +431,12 @@ def _hop_arg(arg: str) -> int:
     return int(m.group(1))
 
 
-def load_dataset(spec: str, data_dir: str | Path | None = None) -> list[DatasetItem]:
-    """Resolve a short dataset name (see ``DATASET_NAMES``) or a file path into items."""
+def load_dataset(spec: str, data_dir: str | Path | None = None, *, home: str | Path | None = None) -> list[DatasetItem]:
+    """Resolve a short dataset name (see ``DATASET_NAMES``) or a file path into items.
+
+    ``claims:<kg>[:n[:seed]]`` draws a claim set from a loaded KG (in ``home``, default the kgteam
+    home) instead of reading a file: see :mod:`kgteam.eval.claims`.
+    """
     path = Path(spec)
     if path.suffix and path.exists():
         return _load_file(path)
@@ -433,6 +444,8 @@ def load_dataset(spec: str, data_dir: str | Path | None = None) -> list[DatasetI
     name, _, rest = spec.partition(":")
     args = [a for a in rest.split(":") if a] if rest else []
     name = name.lower()
+    if name == "claims":
+        return _claims(spec, args, home)
     try:
         if name == "metaqa":
             hops = _hop_arg(args[0]) if args else 1
@@ -473,6 +486,23 @@ def load_dataset(spec: str, data_dir: str | Path | None = None) -> list[DatasetI
     except IndexError as exc:
         raise DatasetError(f"incomplete dataset name {spec!r}; known: {', '.join(DATASET_NAMES)}") from exc
     raise DatasetError(f"unknown dataset {spec!r}; known: {', '.join(DATASET_NAMES)}")
+
+
+def _claims(spec: str, args: list[str], home: str | Path | None) -> list[DatasetItem]:
+    from kgteam.eval.claims import load_claims
+
+    if not args or len(args) > 3:
+        raise DatasetError(f"expected claims:<kg>[:n[:seed]] (e.g. claims:metaqa:300), got {spec!r}")
+    try:
+        n, seed = (int(args[1]) if len(args) > 1 else 300), (int(args[2]) if len(args) > 2 else 0)
+    except ValueError:
+        raise DatasetError(f"claims:<kg>:<n>:<seed> takes whole numbers, got {spec!r}") from None
+    if n < 1:
+        raise DatasetError(f"claims:<kg>:<n> needs n >= 1, got {n}")
+    try:
+        return load_claims(args[0], n=n, seed=seed, home=home)
+    except (KgteamError, OSError) as exc:  # an unknown KG, a broken lexicon, a store error
+        raise DatasetError(f"cannot draw claims from KG {args[0]!r}: {exc}") from None
 
 
 def _need(path: Path) -> Path:

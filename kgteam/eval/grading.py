@@ -17,12 +17,15 @@ from pydantic import BaseModel
 
 from kgteam.eval.datasets import GoldAnswer
 from kgteam.eval.metrics import (
+    NOT_ENOUGH_INFO,
     Predicted,
     SetScores,
+    gold_verdict,
     is_missing_text,
     match_item,
     normalize,
     parse_boolean,
+    parse_verdict,
     set_scores,
     split_answer_text,
     text_contains,
@@ -86,6 +89,9 @@ def grade_by_rules(
     Missing: status unknown/refused/error, or no values and empty/"I don't know" text.
     Accurate: every gold item matched and every predicted item correct (all-items rule).
     """
+    verdict = gold_verdict(golds)
+    if verdict is not None:
+        return grade_verdict(text, values, verdict, status=status)
     items, structured = predicted_items(text, values)
     scores = set_scores(items, golds) if golds else SetScores(0, 0, 0, False, False, 0, 0)
     if status in {"unknown", "refused", "error"} or (not values and is_missing_text(text)):
@@ -115,6 +121,33 @@ def grade_by_rules(
         return _scored("accurate", "rule:contains-extra", scores, "all gold items named, with more text"), False
     return _scored("hallucinated", "rule:no-match", scores,
                    f"{sum(contained)}/{len(golds)} gold items named in the text"), False
+
+
+def grade_verdict(text: str, values: Sequence[Predicted], gold: str, *, status: str = "answered") -> tuple[Grading, bool]:
+    """Claim items: three classes, where "not enough info" is an answer, not an abstention.
+
+    The answer's verdict is its first value's label, else its text's leading words (True/yes read
+    as supported, False/no as refuted). "I don't know", an empty text and status ``unknown`` or
+    ``refused`` read as "not enough info": accurate when that is the gold, missing otherwise (an
+    abstention on a decidable claim). An error is missing; a wrong verdict is hallucinated; a text
+    with no verdict is hallucinated but unsure (the judge may read it).
+    """
+    if status == "error":
+        return _verdict_grading("missing", "rule:missing", f"status={status}"), True
+    said = NOT_ENOUGH_INFO if status in {"unknown", "refused"} else parse_verdict(values[0].label if values else text)
+    if said is None:
+        return _verdict_grading("hallucinated", "rule:verdict-unread", "no verdict in the answer"), False
+    if said == gold:
+        return _verdict_grading("accurate", "rule:verdict", f"said {said}"), True
+    if said == NOT_ENOUGH_INFO:
+        return _verdict_grading("missing", "rule:verdict-abstained", f"said {said}, gold {gold}"), True
+    return _verdict_grading("hallucinated", "rule:verdict", f"said {said}, gold {gold}"), True
+
+
+def _verdict_grading(grade: GradeName, how: str, reason: str) -> Grading:
+    hit = grade == "accurate"
+    return Grading(grade=grade, decided_by=how, reason=reason, exact_match=hit, precision=float(hit),
+                   recall=float(hit), f1=float(hit), hits1=hit)
 
 
 def _reference(golds: Sequence[GoldAnswer]) -> str:
@@ -170,7 +203,8 @@ class GroundednessCheck(BaseModel):
     errors: list[str] = []
 
 
-def _ask_query(t: EvidenceTriple) -> str:
+def ask_query(t: EvidenceTriple) -> str:
+    """``ASK`` whether an evidence triple is in the KG (a literal object is compared by its text)."""
     from kgteam.tools.sparql_guard import sparql_iri, sparql_literal
 
     s, p = sparql_iri(t.subject), sparql_iri(t.predicate)
@@ -203,7 +237,7 @@ async def check_groundedness(
     verified: list[EvidenceTriple] = []
     for t in triples:
         try:
-            result = await tools.run_sparql(_ask_query(t))
+            result = await tools.run_sparql(ask_query(t))
         except Exception as exc:  # an unsafe IRI or a store error: the triple is not verified
             out.errors.append(f"{type(exc).__name__}: {exc}"[:200])
             continue

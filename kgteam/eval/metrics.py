@@ -178,6 +178,53 @@ def parse_boolean(text: str) -> bool | None:
     return None
 
 
+# ------------------------------------------------------------------------------------ verdicts
+
+NOT_ENOUGH_INFO = "not enough info"
+_VERDICT_WORDS = (  # normalised leading words -> verdict; longest first so "not supported" is not "supported"
+    ("not enough information", NOT_ENOUGH_INFO), ("not enough info", NOT_ENOUGH_INFO),
+    ("not enough evidence", NOT_ENOUGH_INFO), ("insufficient", NOT_ENOUGH_INFO), ("undecidable", NOT_ENOUGH_INFO),
+    ("cannot be verified", NOT_ENOUGH_INFO), ("unverifiable", NOT_ENOUGH_INFO), ("nei", NOT_ENOUGH_INFO),
+    ("unknown", NOT_ENOUGH_INFO), ("not supported", "refuted"), ("unsupported", "refuted"),
+    ("supported", "supported"), ("supports", "supported"), ("true", "supported"), ("yes", "supported"),
+    ("correct", "supported"), ("refuted", "refuted"), ("refutes", "refuted"), ("false", "refuted"),
+    ("no", "refuted"), ("incorrect", "refuted"), ("contradicted", "refuted"),
+)
+VERDICT_LABELS = ("supported", "refuted", NOT_ENOUGH_INFO)
+
+
+def parse_verdict(text: str | None) -> str | None:
+    """A claim verdict from an answer's leading words: ``supported``, ``refuted`` or ``not enough info``.
+
+    True/yes read as supported and False/no as refuted (a yes/no answerer can verify claims);
+    "I don't know"-style abstentions read as not enough info. None when the text says none of these.
+    """
+    if text is None or is_missing_text(text):
+        return NOT_ENOUGH_INFO
+    t = normalize(text)
+    for words, verdict in _VERDICT_WORDS:
+        if t == words or t.startswith(words + " "):
+            return verdict
+    return None
+
+
+def exact_verdict(text: str | None) -> str | None:
+    """A verdict only when the answer's first clause *is* one ("False.", "Supported: t0 ..."), so an
+    entity answer such as "No Country for Old Men" is not read as "no"."""
+    if text is None:
+        return None
+    head = normalize(re.split(r"[.:;,(\n—–-]", text.strip(), maxsplit=1)[0])
+    return next((verdict for words, verdict in _VERDICT_WORDS if head == words), None)
+
+
+def gold_verdict(golds: Sequence[GoldAnswer]) -> str | None:
+    """The verdict a claim item's single gold answer names, else None (not a claim item)."""
+    if len(golds) != 1 or golds[0].label is None:
+        return None
+    label = normalize(golds[0].label)
+    return next((v for v in VERDICT_LABELS if normalize(v) == label), None)
+
+
 # -------------------------------------------------------------------------------- item matching
 
 def _iri_label(iri: str) -> str:

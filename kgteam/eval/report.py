@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from kgteam.eval.runner import RunRecord, read_meta, read_run
+from kgteam.eval.verifiability import is_ungrounded_verdict
 
 GRADES = ("accurate", "hallucinated", "missing")
 
@@ -42,6 +43,8 @@ def summarize(records: Sequence[RunRecord]) -> dict[str, Any]:
     answered = [r for r in records if r.grading is not None and r.grading.grade not in {"missing"}
                 and r.status == "ok"]
     checked = [r for r in answered if r.groundedness is not None]
+    scored = [r.verifiability.score for r in records
+              if r.status == "ok" and r.verifiability is not None and r.verifiability.score is not None]
     secs = [r.seconds for r in records]
     calls = [float(r.llm_calls) for r in records]
     toks = [float(r.tokens) for r in records]
@@ -61,6 +64,12 @@ def summarize(records: Sequence[RunRecord]) -> dict[str, Any]:
         "groundedness": (sum(bool(r.groundedness and r.groundedness.grounded) for r in checked) / len(checked))
         if checked else None,
         "grounded_checked": len(checked),
+        # FActScore-like: mean share of an answer's reasoning statements the KG bears out (docs/eval.md)
+        "verifiability": statistics.fmean(scored) if scored else None,
+        "verifiability_checked": len(scored),
+        "verifiability_na": sum(r.status == "ok" for r in records) - len(scored),
+        "ungrounded_verdicts": sum(r.status == "ok" and is_ungrounded_verdict(
+            r.answer_text, r.answer_values, r.evidence, r.answer_status) for r in records),
         "llm_calls_mean": statistics.fmean(calls) if calls else 0.0,
         "tokens_mean": statistics.fmean(toks) if toks else 0.0,
         "tokens_total": int(sum(toks)),
@@ -109,7 +118,8 @@ def load_runs(paths: Sequence[str | Path]) -> list[LoadedRun]:
 
 _MAIN_COLS = [("n", "n", "d"), ("accuracy", "acc", "%"), ("hallucination", "halluc", "%"), ("missing", "missing", "%"),
               ("truthfulness", "truthful", "%"), ("exact_match", "EM", "%"), ("f1", "F1", "%"), ("hits1", "Hits@1", "%"),
-              ("groundedness", "grounded", "%"), ("llm_calls_mean", "LLM calls/q", "f"),
+              ("groundedness", "grounded", "%"), ("verifiability", "verifiable", "%"),
+              ("ungrounded_verdicts", "ungrounded verdicts", "d"), ("llm_calls_mean", "LLM calls/q", "f"),
               ("tokens_mean", "tokens/q", "f0"), ("seconds_mean", "s/q", "f"), ("seconds_p90", "p90 s", "f"),
               ("errors", "errors", "d")]
 
@@ -153,7 +163,10 @@ def write_report(run_paths: Sequence[str | Path], out_dir: str | Path, *, title:
     lines.append("Grades: accurate / hallucinated / missing (\"I don't know\" and errors are missing); "
                  "truthfulness = accuracy − hallucination. Percentages are over graded questions. "
                  "EM/F1/Hits@1 are macro averages over questions. Grounded = share of answered questions whose "
-                 "cited triples all exist in the KG and name the answer (– when not checked). s/q and the latency "
+                 "cited triples all exist in the KG and name the answer (– when not checked). Verifiable = mean share of an "
+                 "answer's reasoning statements whose cited triples exist in the KG and are named by the statement, over "
+                 "answers with reasoning (– when none had any); ungrounded verdicts = answers saying True/False/"
+                 "supported/refuted with no evidence triple. s/q and the latency "
                  "plot are each question's own run time: time spent waiting for a model slot (other questions' "
                  "calls to a one-request-at-a-time server) is not counted.")
     lines += ["", "## Runs", ""]
@@ -373,7 +386,23 @@ def build_figures(runs: list[LoadedRun]) -> dict[str, Any]:
     axes[1].set_title("Tokens")
     done(fig, "cost.png")
 
-    # 5. Latency distribution (the questions' own run time, see RunRecord.seconds).
+    # 5. Verifiability (only when some run's reasoning was checked against the KG).
+    if any(s["verifiability_checked"] for s in sums):
+        fig, ax = plt.subplots(figsize=(max(5, 1.6 * len(runs) + 3), 4))
+        labels = [f"{r.name}\n(checked {s['verifiability_checked']}, n/a {s['verifiability_na']})"
+                  for r, s in zip(runs, sums, strict=True)]
+        values = [s["verifiability"] for s in sums]
+        bars = ax.bar(labels, [v or 0.0 for v in values], color=colors[0])
+        _label_bars(ax, bars, values)
+        ax.plot(labels, [s["ungrounded_verdicts"] / max(1, s["n"]) for s in sums], "rx", ms=9,
+                label="ungrounded verdicts (share of questions)")
+        ax.set_ylim(0, 1.1)
+        ax.set_ylabel("share of reasoning statements verified")
+        ax.set_title("Verifiability (answers with reasoning)")
+        _legend_outside(ax)
+        done(fig, "verifiability.png")
+
+    # 6. Latency distribution (the questions' own run time, see RunRecord.seconds).
     fig, ax = plt.subplots(figsize=(max(5, 1.5 * len(runs) + 3), 4))
     data = [[r.seconds for r in run.records] or [0.0] for run in runs]
     ax.boxplot(data, showmeans=True)

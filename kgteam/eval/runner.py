@@ -23,6 +23,7 @@ from pydantic import BaseModel, Field
 from kgteam.eval.datasets import DatasetItem, GoldAnswer, TagValue
 from kgteam.eval.grading import Grading, GroundednessCheck, check_groundedness, grade_answer
 from kgteam.eval.metrics import Predicted
+from kgteam.eval.verifiability import VerifiabilityCheck, check_verifiability
 from kgteam.llm.slots import wait_clock
 from kgteam.protocols.evidence import Evidence
 from kgteam.protocols.payloads import Answer, AnswerValue
@@ -56,6 +57,7 @@ class RunRecord(BaseModel):
     fallbacks: list[str] = Field(default_factory=list)
     grading: Grading | None = None
     groundedness: GroundednessCheck | None = None  # checked against the KG by the harness
+    verifiability: VerifiabilityCheck | None = None  # the reasoning statements re-checked on the KG
     llm_calls: int = 0
     prompt_tokens: int = 0
     completion_tokens: int = 0
@@ -169,6 +171,8 @@ async def _ask_and_grade(item: DatasetItem, team: AskingTeam, *, session_prefix:
         if tools is not None and record.grading.grade != "missing":
             record.groundedness = await check_groundedness(answer.evidence.triples, values or [
                 Predicted(label=answer.text)], tools)
+        if tools is not None and answer.evidence.reasoning:
+            record.verifiability = await check_verifiability(answer.evidence, tools)
     except asyncio.CancelledError:
         raise
     except Exception as exc:  # noqa: BLE001 - one bad question must not stop a run

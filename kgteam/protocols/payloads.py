@@ -392,7 +392,28 @@ class Anchors(Payload):
                        else f"{self.form}: no entity the KG knows")
 
 
-AxiomForm = Literal["path", "same", "compare", "count"]
+AxiomForm = Literal["path", "same", "compare", "count", "prefer"]
+
+
+class Constraint(BaseModel):
+    """One condition of a preference rule on the item: it has ``target`` through ``predicate``
+    (``direction`` from the item), or its value of ``predicate`` is ``op`` ``value``; ``negated``
+    turns "must" into "must not"."""
+
+    predicate: str
+    label: str
+    direction: Literal["out", "in"] = "out"
+    target: str | None = None
+    target_label: str = ""
+    op: Literal["lt", "gt"] | None = None
+    value: float | None = None
+    negated: bool = False
+    firm: bool = True  # written as a name; an everyday word ("love") that is some entity's label is not
+
+    def text(self) -> str:
+        arrow = "→" if self.direction == "out" else "←"
+        what = f"{self.target_label}" if self.target is not None else f"a value {'<' if self.op == 'lt' else '>'} {self.value:g}"
+        return f"{'not ' if self.negated else ''}{self.label} {arrow} {what}"
 
 
 class Axiom(Payload):
@@ -413,7 +434,9 @@ class Axiom(Payload):
     anchors: list[str] = Field(default_factory=list)  # anchor IRIs, in the rule's order
     anchor_labels: list[str] = Field(default_factory=list)
     steps: list[RelationMatch] = Field(default_factory=list)  # the relation path (path/same/compare/count)
+    steps_b: list[RelationMatch] = Field(default_factory=list)  # the second anchor's path, when it differs
     op: Literal["lt", "gt"] | None = None  # compare/count: first anchor's value op the second's
+    constraints: list[Constraint] = Field(default_factory=list)  # prefer: what the item must (not) have
     source: Literal["rule", "model"] = "rule"
 
     def summary(self) -> str:
@@ -429,7 +452,9 @@ class SelectedFacts(Payload):
     offered: int = 0  # triples listed before the pick (premise fetches and dense top-k)
 
     def summary(self) -> str:
-        return f"{len(self.triples)} facts picked of {self.offered}, {len(self.expanded)} entities expanded"
+        shown = "; ".join(t.readable() for t in self.triples[:2])
+        more = f" (+{len(self.triples) - 2})" if len(self.triples) > 2 else ""
+        return shorten(f"{len(self.triples)} of {self.offered} facts, {len(self.expanded)} expanded: {shown}{more}")
 
 
 VerdictName = Literal["true", "false", "unknown"]

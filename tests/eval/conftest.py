@@ -215,3 +215,54 @@ def triad_team_file(tmp_path_factory, eval_kg_home):
     path = folder / "team.yaml"
     path.write_text(TRIAD_TEAM, encoding="utf-8")
     return path
+
+
+# ------------------------------------------------------------------ KGs for claims and R3 data
+# Session-scoped and built without vectors: the claim generator and the fact checks need only the store.
+
+def _open_tools(name: str, home):
+    from kgteam.tools.kg import open_kg
+    from kgteam.tools.kg_tools import KGTools
+
+    return KGTools.from_kg(open_kg(name, home=home), embedder=None)
+
+
+@pytest.fixture(scope="session")
+def metaqa_demo(tmp_path_factory):
+    """(home, tools) of the bundled MetaQA demo KG (the whole MetaQA KB; a few seconds to build)."""
+    from kgteam.tools.kg import install_demo_kg
+
+    home = tmp_path_factory.mktemp("r3_demo_home")
+    install_demo_kg(home, embed=False)
+    tools = _open_tools("metaqa", home)
+    yield home, tools
+    tools.close()
+
+
+@pytest.fixture(scope="session")
+def atelier_kg(tmp_path_factory):
+    """(home, tools) of the atelier test KG (tests/data/kgs/atelier)."""
+    from kgteam.tools.loading import build_kg
+
+    home = tmp_path_factory.mktemp("r3_atelier_home")
+    build_kg([Path(__file__).resolve().parents[1] / "data" / "kgs" / "atelier" / "atelier.ttl"], "atelier",
+             home=home, progress=False)
+    tools = _open_tools("atelier", home)
+    yield home, tools
+    tools.close()
+
+
+@pytest.fixture(scope="session")
+def wc2014_kg(tmp_path_factory):
+    """(home, tools) of WC2014 built from the shared data (internal-only: skipped when absent)."""
+    from kgteam.eval.datasets import WC2014_BASE
+    from kgteam.tools.loading import build_kg
+
+    kb = default_data_dir() / "wc2014" / "WC2014.txt"
+    if not kb.exists():
+        pytest.skip(f"{kb} not available (internal-only data)")
+    home = tmp_path_factory.mktemp("r3_wc2014_home")
+    build_kg([kb], "wc2014", home=home, format="tsv", base_iri=WC2014_BASE, progress=False)
+    tools = _open_tools("wc2014", home)
+    yield home, tools
+    tools.close()

@@ -41,7 +41,7 @@ class RouterSettings(BaseModel):
 
 class Router(Role[RouterSettings]):
     name: ClassVar[str] = "router"
-    tools: ClassVar[tuple[str, ...]] = ("search_entities", "entity_schema", "relation_names", "labels_for")
+    tools: ClassVar[tuple[str, ...]] = ("search_entities", "entity_schema", "run_sparql", "relation_names", "labels_for")
     prompts: ClassVar[tuple[str, ...]] = ("adaptive_route",)
     informs = (RouteDecision,)
 

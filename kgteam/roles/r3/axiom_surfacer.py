@@ -31,13 +31,14 @@ class AxiomSettings(BaseModel):
     use_model: bool = Field(True, description="let the model vote on which rule to try first")
     candidates: int = Field(4, ge=1, le=10, description="rules considered per question")
     tie_margin: float = Field(0.1, ge=0.0, le=2.0, description="rules this close to the best are tried side by side")
-    hops: int = Field(2, ge=1, le=3, description="longest relation path a path rule may use")
+    hops: int = Field(3, ge=1, le=3, description="longest relation path a path rule may use")
     semantic: SemanticSettings = Field(default_factory=SemanticSettings, description="the path scorer's settings")
 
 
 class AxiomSurfacer(Role[AxiomSettings]):
     name: ClassVar[str] = "axiom_surfacer"
-    tools: ClassVar[tuple[str, ...]] = ("entity_schema", "neighbors", "relation_names", "labels_for")
+    tools: ClassVar[tuple[str, ...]] = ("search_entities", "entity_schema", "neighbors", "run_sparql", "relation_names", "labels_for",
+                                        "search_relations")
     prompts: ClassVar[tuple[str, ...]] = ("r3_axiom",)
     branches = (Axiom,)
     reads = (Anchors, Axiom)

@@ -80,9 +80,10 @@ class FactSelector(Role[FactSettings]):
         chosen = [t for t, _ in items]
         if self.settings.use_model and len(items) > 1:
             options = [Option(key=str(i), label=one_line(t.readable()), score=s) for i, (t, s) in enumerate(items)]
+            premise = sum(1 for _, s in items if s >= 1.0)
             res = await choose(ctx, role=self.instance_name, decision="facts", prompt=self.prompt("r3_facts"),
-                               options=options, k=min(len(items), self.settings.max_facts), max_offered=30,
-                               values={"axiom": fence(axiom.text, tag="axiom")})
+                               options=options, k=max(1, min(premise, self.settings.max_facts, 30)), max_offered=30,
+                               ask_when_trivial=True, values={"axiom": fence(axiom.text, tag="axiom")})
             picked = [items[int(o.key)][0] for o in res.chosen]
             chosen = picked + [t for t in chosen if t not in picked]  # the pick orders; premise facts stay
         chosen = chosen[: self.settings.max_facts]

@@ -23,10 +23,11 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from kgteam.protocols.evidence import EvidenceTriple, RelationMatch
-from kgteam.protocols.payloads import Axiom, TopicMention, TriplePattern
+from kgteam.protocols.payloads import Axiom, Constraint, TopicMention, TriplePattern
 from kgteam.roles.kerag.planning import Limits, expand, filter_hop
 from kgteam.roles.semantic import SemanticLayer
-from kgteam.roles.semantic.text import SAMENESS, WH_WORDS, tokenize
+from kgteam.roles.semantic.mentions import is_exact_hit
+from kgteam.roles.semantic.text import SAMENESS, WH_WORDS, normalise, tokenize
 from kgteam.tools.types import ToolError
 
 AUXILIARIES = frozenset(["is", "are", "was", "were", "did", "does", "do", "could", "can", "has", "have", "had",
@@ -39,7 +40,29 @@ COMPARATIVES = {"older": "lt", "earlier": "lt", "before": "lt", "sooner": "lt",
                 "more": "gt", "fewer": "lt", "less": "lt", "larger": "gt", "bigger": "gt", "higher": "gt",
                 "greater": "gt", "smaller": "lt", "lower": "lt", "longer": "gt", "shorter": "lt"}
 _NUMBER = re.compile(r"^-?\d+(?:\.\d+)?")
+_DATE = re.compile(r"^\d{4}-\d{2}(-\d{2})?")
+AGE_WORDS = frozenset(["older", "younger"])  # their direction depends on ages versus dates
 MAX_VALUES = 60  # values fetched per anchor and hop
+MIN_NAMED = 0.5  # how strongly the question's words must name each relation of a path rule
+
+
+FIRST_PERSON = frozenset(["i", "my", "me", "i'm", "myself"])
+NEGATIONS = frozenset(["not", "never", "no", "nor", "without", "except", "avoid", "avoids"])
+
+
+def first_person(question: str) -> bool:
+    return any(t.lower in FIRST_PERSON for t in tokenize(question))
+
+
+def _negated(question: str, start: int) -> bool:
+    """A negation among the few words before the token at ``start`` ("never watch horror films")."""
+    words = [t.lower for t in tokenize(question)][max(0, start - 4): start]
+    return any(w in NEGATIONS or w.endswith("n't") for w in words)
+
+
+def _comparative_before(question: str, start: int) -> str | None:
+    words = [t.lower for t in tokenize(question)][max(0, start - 3): start]
+    return next((w for w in reversed(words) if w in TIME_COMPARATIVES), None)
 
 
 def question_form(question: str) -> str:
@@ -67,7 +90,7 @@ def comparative(question: str) -> str | None:
 
 
 def has_sameness(question: str) -> bool:
-    return any(t.lower in SAMENESS or t.lower == "both" for t in tokenize(question))
+    return any(t.lower in SAMENESS for t in tokenize(question))
 
 
 def numeric(value: str) -> float | None:
@@ -76,6 +99,34 @@ def numeric(value: str) -> float | None:
 
 
 # ------------------------------------------------------------------------------------------ axioms
+
+async def _pair_axioms(layer: SemanticLayer, question: str, anchor: TopicMention, *, keep: int) -> list[Axiom]:
+    """One entity, two relations the question names ("did the director of X also act in it"):
+    the rule holds when they share a value."""
+    paths = await _ranked_paths(layer, question, [anchor], anchor, hops=1, keep=12)
+    best: dict[str, Any] = {}
+    for p in paths:
+        s0 = p.steps[0]
+        if s0.words and s0.strength >= MIN_NAMED and s0.words not in best and not p.literal_end:
+            best[s0.words] = p
+    named = list(best.values())
+    out = []
+    for i in range(len(named)):
+        for j in range(i + 1, len(named)):
+            a, b = named[i].steps, named[j].steps
+            if a[0].predicate == b[0].predicate and a[0].direction == b[0].direction:
+                continue
+            text = (f"If {anchor.text}'s {_steps_text(a)} is also its {_steps_text(b)} (a shared value), "
+                    f"the answer is yes")
+            out.append(Axiom(text=text, form="same", steps=a, steps_b=b, anchors=[anchor.iris[0], anchor.iris[0]],
+                             anchor_labels=[anchor.text, anchor.text],
+                             score=round(a[0].strength + b[0].strength + 0.1 * (named[i].score + named[j].score), 4),
+                             patterns=[*_patterns(anchor.iris[0], a, "?v"), *_patterns(anchor.iris[0], b, "?v")],
+                             premises=[f"{anchor.text} — {_steps_text(a)} → ?v", f"{anchor.text} — {_steps_text(b)} → ?v"],
+                             conclusion="a common ?v exists"))
+    out.sort(key=lambda x: -(x.score or 0.0))
+    return out[:keep]
+
 
 def _steps_text(steps: Sequence[RelationMatch]) -> str:
     return " / ".join(("^" if s.direction == "in" else "") + s.label for s in steps)
@@ -110,29 +161,157 @@ async def _ranked_paths(layer: SemanticLayer, question: str, anchors: Sequence[T
     return sorted(kept, key=lambda p: (-p.score, len(p.steps)))
 
 
+def stated_times(question: str, label: str) -> int:
+    """How often the question writes a relation's label word for word."""
+    want = normalise(label)
+    return len(re.findall(rf"(?<!\S){re.escape(want)}(?!\S)", normalise(question))) if want else 0
+
+
+async def stated_relations(question: str, tools: Any) -> dict[str, int]:
+    """The KG relation labels the question writes word for word, with how often."""
+    try:
+        hits = await tools["search_relations"](question[:500], k=20)
+    except (ToolError, KeyError):
+        return {}
+    out = {h.label: stated_times(question, h.label) for h in hits if h.label}
+    return {label: n for label, n in out.items() if n}
+
+
+def _as_often_as_stated(stated: dict[str, int], paths: list[Any], *, only: bool = False) -> list[Any]:
+    """Where the question writes relation labels word for word, only the paths that use each of
+    them as often as written ("X has starred actors A and X has starred actors B" is two hops of
+    it): a path that leaves a written relation out, or walks it more often, is not what the
+    sentence says; with ``only`` (a claim, which states every relation it uses) no other relation
+    may join them. Wording that matches no label word for word keeps every path."""
+    if not stated:
+        return paths
+    return [p for p in paths if (not only or all(s.label in stated for s in p.steps))
+            and all(sum(1 for s in p.steps if s.label == lab) == n for lab, n in stated.items())]
+
+
+async def preference_axiom(tools: Any, question: str, anchors: Sequence[TopicMention]) -> Axiom | None:
+    """A preference stated in the question ("I only watch films in French from before 1970: would
+    I like X?"): the item is the last name the question writes; every other name is something it
+    must have (or must not, after a negation), through the relation that name is reached by in
+    the KG; a year after "before"/"after" bounds the item's year-valued relation."""
+    named = sorted([a for a in anchors if a.iris], key=lambda a: a.start)
+    if not named:
+        return None
+    item = named[-1]
+    # numbers the KG does not know as names still bound a value ("from before 2000")
+    tokens = tokenize(question)
+    covered = {i for a in named for i in range(a.start, a.end)}
+    named = [*named[:-1], *(TopicMention(text=t.text, start=i, end=i + 1, iris=[t.text], firm=True)
+                            for i, t in enumerate(tokens) if i not in covered and _NUMBER.fullmatch(t.text))]
+    if not named:
+        return None
+    item_iri = item.iris[0]
+    try:
+        schema = await tools["entity_schema"](item_iri)
+    except ToolError:
+        return None
+    held = {(st.predicate, st.direction) for st in [*schema.outgoing, *schema.incoming]}
+    constraints: list[Constraint] = []
+    for c in named:
+        number = numeric(c.text) if _NUMBER.fullmatch(c.text.strip()) else None
+        comp = _comparative_before(question, c.start) if number is not None else None
+        if number is not None and comp is not None:
+            timed = [st for st in schema.outgoing
+                     if await _numeric_values(tools, item_iri, [RelationMatch(predicate=st.predicate, label=st.label,
+                                                                              direction="out")]) == "time"]
+            if timed:
+                constraints.append(Constraint(predicate=timed[0].predicate, label=timed[0].label, op=COMPARATIVES[comp],
+                                              value=number, negated=_negated(question, c.start)))
+            continue
+        try:
+            other = await tools["entity_schema"](c.iris[0])
+        except ToolError:
+            continue
+        # the relation that reaches this name from things like the item: one the item has too
+        links = [(st.predicate, "out" if st.direction == "in" else "in", st.label) for st in other.incoming + other.outgoing]
+        link = next(((p, d, lab) for p, d, lab in links if (p, d) in held), None)
+        if link is None:
+            continue
+        constraints.append(Constraint(predicate=link[0], direction=link[1], label=link[2], target=c.iris[0],  # type: ignore[arg-type]
+                                      target_label=c.text, negated=_negated(question, c.start), firm=c.firm))
+    if not constraints:
+        return None
+    said = "; ".join(k.text() for k in constraints)
+    return Axiom(text=f"A preference holds for {item.text} when it has: {said}", form="prefer", score=1.0,
+                 anchors=[item_iri], anchor_labels=[item.text], constraints=constraints,
+                 premises=[f"{item.text}: {k.text()}" for k in constraints], conclusion="every condition holds")
+
+
 async def candidate_axioms(layer: SemanticLayer, question: str, anchors: Sequence[TopicMention], *,
                            hops: int = 2, keep: int = 4) -> list[Axiom]:
     """The rules that could decide the question, best first (each becomes a branch of the search)."""
+    if first_person(question):
+        preference = await preference_axiom(layer.tools, question, anchors)
+        if preference is not None:
+            return [preference]
     # the claim's subject first: a rule reads from the entity the sentence is about
     firm = sorted([a for a in anchors if a.iris and a.firm], key=lambda a: a.start)
     if not firm:
         return []
+    if len(firm) == 1 and has_sameness(question):
+        pairs = await _pair_axioms(layer, question, firm[0], keep=keep)
+        if pairs:
+            return pairs
+    if len(firm) == 1 and (value := _stated_value(question, firm[0])) is not None:
+        # "X wears number 14": the value the claim names is the other end, an entity of that name
+        # or a literal
+        at = len(tokenize(question))
+        try:
+            hits = [h.iri for h in await layer.tools["search_entities"](value, k=3) if is_exact_hit(h, value)]
+        except (ToolError, KeyError):
+            hits = []
+        end = TopicMention(text=value, start=at, end=at, iris=hits or [value])
+        found = await _axioms_for(layer, question, [firm[0], end], hops=hops, keep=keep, literal_end=not hits)
+        if found:
+            return found
+    if len(firm) == 1:
+        # a lower-case name ("has tags tony burton") may be the other end: each is tried, and only a
+        # path the question's words name, to exactly that entity, makes a rule
+        loose = sorted([a for a in anchors if a.iris and not a.firm], key=lambda a: (-(a.end - a.start), a.start))
+        out: list[Axiom] = []
+        for other in loose[:2]:  # a lower-case end takes part in path rules only (no counting a tag)
+            out += [a for a in await _axioms_for(layer, question, [firm[0], other], hops=hops, keep=keep)
+                    if a.form == "path"]
+        out.sort(key=lambda a: -(a.score or 0.0))
+        return out[:keep]
+    return await _axioms_for(layer, question, firm, hops=hops, keep=keep)
+
+
+def _stated_value(question: str, anchor: TopicMention) -> str | None:
+    """A number the question writes outside the anchor's name (a claimed value), or None."""
+    words = [t.text for i, t in enumerate(tokenize(question)) if not anchor.start <= i < anchor.end]
+    numbers = [w for w in words if _NUMBER.fullmatch(w)]
+    return numbers[-1] if len(numbers) == 1 else None
+
+
+async def _axioms_for(layer: SemanticLayer, question: str, firm: list[TopicMention], *, hops: int,
+                      keep: int, literal_end: bool = False) -> list[Axiom]:
     first = firm[0]
     second = firm[1] if len(firm) > 1 else None
     comp = comparative(question)
     out: list[Axiom] = []
+    if second is None and has_sameness(question):
+        return await _pair_axioms(layer, question, first, keep=keep)
     if second is not None and (comp or has_sameness(question)):
         paths = await _ranked_paths(layer, question, firm, first, hops=1, keep=12)
         timely = comp in TIME_COMPARATIVES
         for p in paths[: keep * 3]:
             steps = p.steps
+            named = bool(steps[0].words) and steps[0].strength >= MIN_NAMED
             if comp:
                 op = COMPARATIVES[comp]
-                numbers = await _numeric_values(layer.tools, first.iris[0], steps) if (p.literal_end or timely) else False
+                numbers = await _numeric_values(layer.tools, first.iris[0], steps) if (p.literal_end or timely) else None
                 if timely and not numbers:
                     continue  # "older", "before": only a relation with dates or numbers can decide it
+                if numbers == "quantity" and comp in AGE_WORDS:
+                    op = "gt" if op == "lt" else "lt"  # an older thing has the larger age, the smaller year
                 form = "compare" if numbers else "count"
-                if form == "count" and p.score <= 0:
+                if form == "count" and not named:
                     continue
                 what = _steps_text(steps)
                 text = (f"If {first.text}'s {what} is {'less' if op == 'lt' else 'greater'} than {second.text}'s, "
@@ -144,38 +323,51 @@ async def candidate_axioms(layer: SemanticLayer, question: str, anchors: Sequenc
                                  patterns=[*_patterns(first.iris[0], steps, "?a"), *_patterns(second.iris[0], steps, "?b")],
                                  premises=[f"{first.text} — {what} → ?a", f"{second.text} — {what} → ?b"],
                                  conclusion=f"?a {op} ?b"))
-            elif p.score > 0:
+            elif named:
                 what = _steps_text(steps)
                 out.append(Axiom(text=f"If {first.text} and {second.text} have the same {what}, the answer is yes",
-                                 form="same", steps=steps, score=round(p.score, 4),
+                                 form="same", steps=steps, score=round(steps[0].strength + 0.1 * p.score, 4),
                                  anchors=[first.iris[0], second.iris[0]], anchor_labels=[first.text, second.text],
                                  patterns=[*_patterns(first.iris[0], steps, "?v"), *_patterns(second.iris[0], steps, "?v")],
                                  premises=[f"{first.text} — {what} → ?v", f"{second.text} — {what} → ?v"],
                                  conclusion="a common ?v exists"))
     elif second is not None:
-        paths = await _ranked_paths(layer, question, firm, first, hops=hops, keep=keep * 2)
+        stated = await stated_relations(question, layer.tools)
+        paths = _as_often_as_stated(stated, await _ranked_paths(layer, question, firm, first, hops=hops,
+                                                                keep=keep * 2), only=question_form(question) == "claim")
         for p in paths:
-            if p.literal_end or p.score <= 0:
-                continue  # a rule the question's words do not name decides nothing
+            named = all(s.words and s.strength >= MIN_NAMED for s in p.steps) and p.score > 0
+            if p.literal_end != literal_end or not (stated or named):
+                continue  # a rule whose relations the question does not name (word for word, or by
+                # meaning) decides nothing
             what = _steps_text(p.steps)
-            out.append(Axiom(text=f"If {first.text} reaches {second.text} through {what}, the claim holds",
+            targets = firm[1:]  # "X acted in both A and B": every other anchor must be reached
+            names = " and ".join(t.text for t in targets)
+            out.append(Axiom(text=f"If {first.text} reaches {names} through {what}, the claim holds",
                              form="path", steps=p.steps, score=round(p.score, 4),
-                             anchors=[first.iris[0], second.iris[0]], anchor_labels=[first.text, second.text],
-                             patterns=_patterns(first.iris[0], p.steps, second.iris[0]),
-                             premises=[f"{first.text} — {what} → {second.text}"],
-                             conclusion=f"{second.text} is among {first.text}'s {what}"))
+                             anchors=[first.iris[0], *(t.iris[0] for t in targets)],
+                             anchor_labels=[first.text, *(t.text for t in targets)],
+                             patterns=[q for t in targets for q in _patterns(first.iris[0], p.steps, t.iris[0])],
+                             premises=[f"{first.text} — {what} → {t.text}" for t in targets],
+                             conclusion=f"{names} among {first.text}'s {what}"))
     out.sort(key=lambda a: -(a.score or 0.0))
     return out[:keep]
 
 
 # ------------------------------------------------------------------------------------------ facts
 
-async def _numeric_values(tools: Any, iri: str, steps: Sequence[RelationMatch]) -> bool:
-    """Whether the path's values from ``iri`` read as numbers (years, dates, counts)."""
+async def _numeric_values(tools: Any, iri: str, steps: Sequence[RelationMatch]) -> str | None:
+    """``"time"`` when the path's values from ``iri`` read as years or dates, ``"quantity"`` when
+    they read as other numbers (an age, a count), else None."""
     if len(steps) != 1:
-        return False
-    values = await _step_triples(tools, iri, steps[0])
-    return bool(values) and all(numeric(value_of(t)) is not None for t in values)
+        return None
+    values = [value_of(t) for t in await _step_triples(tools, iri, steps[0])]
+    numbers = [numeric(v) for v in values]
+    if not values or any(n is None for n in numbers):
+        return None
+    timely = all(_DATE.match(v.strip()) or (n is not None and n.is_integer() and 1000 <= n <= 2100)
+                 for v, n in zip(values, numbers, strict=True))
+    return "time" if timely else "quantity"
 
 
 def value_of(t: EvidenceTriple) -> str:
@@ -211,10 +403,16 @@ async def walk(tools: Any, start: str, steps: Sequence[RelationMatch]) -> list[E
 
 
 async def premise_facts(tools: Any, axiom: Axiom) -> list[EvidenceTriple]:
-    facts: list[EvidenceTriple] = []
-    for anchor in axiom.anchors[: 1 if axiom.form == "path" else 2]:
-        facts += await walk(tools, anchor, axiom.steps)
-    return facts
+    if axiom.form == "prefer":
+        facts: list[EvidenceTriple] = []
+        for k in axiom.constraints:
+            facts += await _step_triples(tools, axiom.anchors[0], RelationMatch(predicate=k.predicate, label=k.label,
+                                                                               direction=k.direction))
+        return facts
+    if axiom.form == "path" or not axiom.anchors:
+        return await walk(tools, axiom.anchors[0], axiom.steps) if axiom.anchors else []
+    return [*await walk(tools, axiom.anchors[0], axiom.steps),
+            *await walk(tools, axiom.anchors[1], axiom.steps_b or axiom.steps)]
 
 
 async def neighbourhood(tools: Any, iri: str, limit: int = 40) -> list[EvidenceTriple]:
@@ -260,28 +458,66 @@ def _say(t: EvidenceTriple, i: int) -> str:
     return f"{t.subject_label or t.subject} — {t.predicate_label or t.predicate} → {t.object_label or t.object} [t{i}]"
 
 
+def _decide_preference(axiom: Axiom, triples: Sequence[EvidenceTriple]) -> Decision:
+    item = axiom.anchors[0]
+    cited: list[int] = []
+    lines: list[str] = []
+    unknown: list[str] = []
+    for k in axiom.constraints:
+        step = RelationMatch(predicate=k.predicate, label=k.label, direction=k.direction)
+        reached, bound = _reach(triples, item, [step])
+        if not bound:
+            unknown.append(f"{axiom.anchor_labels[0]}'s {k.label}")
+            continue
+        if k.target is not None:
+            holds = k.target in reached
+            used = reached[k.target] if holds else [c[-1] for c in list(reached.values())[:2]]
+        else:
+            values = [(numeric(value_of(triples[c[-1]])), c) for c in reached.values()]
+            values = [(v, c) for v, c in values if v is not None]
+            if not values:
+                unknown.append(f"{axiom.anchor_labels[0]}'s {k.label} as a number")
+                continue
+            v, c = values[0]
+            holds = v < k.value if k.op == "lt" else v > k.value  # type: ignore[operator]
+            used = c
+        cited += used
+        lines += [_say(triples[i], i) for i in used]
+        if holds == k.negated:
+            if not k.firm and not holds:  # an everyday word the item lacks is no evidence against it
+                unknown.append(f"whether '{k.target_label}' is a condition at all")
+                continue
+            return Decision("false", cited, [*lines, f"the condition '{k.text()}' fails [axiom]"])
+    if unknown:
+        return Decision("unknown", cited, lines, missing=unknown)
+    return Decision("true", cited, [*lines, "every condition of the preference holds [axiom]"])
+
+
 def decide(axiom: Axiom, triples: Sequence[EvidenceTriple]) -> Decision:
     """The axiom's verdict on the listed triples alone (never the KG): True/False only when every
     premise is bound to listed triples."""
     if axiom.form is None or not axiom.anchors:
         return Decision("unknown", missing=["the rule has no checkable premises"])
+    if axiom.form == "prefer":
+        return _decide_preference(axiom, triples)
     a = axiom.anchors[0]
     reached_a, bound_a = _reach(triples, a, axiom.steps)
     label_a = axiom.anchor_labels[0] if axiom.anchor_labels else a
     if not bound_a:
         return Decision("unknown", missing=[axiom.premises[0] if axiom.premises else f"{label_a}'s facts"])
     if axiom.form == "path":
-        b = axiom.anchors[1]
-        if b in reached_a:
-            cited = reached_a[b]
-            return Decision("true", cited, [*(_say(triples[i], i) for i in cited),
+        targets = list(zip(axiom.anchors[1:], axiom.anchor_labels[1:], strict=False))
+        missing = [(b, label) for b, label in targets if b not in reached_a]
+        if not missing:
+            cited = [i for b, _ in targets for i in reached_a[b]]
+            return Decision("true", cited, [*(_say(triples[i], i) for i in dict.fromkeys(cited)),
                                             f"so {axiom.conclusion} [axiom]"])
         shown = [c[-1] for c in list(reached_a.values())[:3]]
         return Decision("false", shown, [*(_say(triples[i], i) for i in shown),
-                                         f"{len(reached_a)} value(s) in all, and {axiom.anchor_labels[1]} is not one "
+                                         f"{len(reached_a)} value(s) in all, and {missing[0][1]} is not one "
                                          f"of them, so the premise fails [axiom]"])
     b = axiom.anchors[1]
-    reached_b, bound_b = _reach(triples, b, axiom.steps)
+    reached_b, bound_b = _reach(triples, b, axiom.steps_b or axiom.steps)
     if not bound_b:
         return Decision("unknown", missing=[axiom.premises[1] if len(axiom.premises) > 1 else "the second anchor's facts"])
     if axiom.form == "same":
