@@ -50,8 +50,10 @@ FIRST_PERSON = frozenset(["i", "my", "me", "i'm", "myself"])
 NEGATIONS = frozenset(["not", "never", "no", "nor", "without", "except", "avoid", "avoids"])
 
 
-def first_person(question: str) -> bool:
-    return any(t.lower in FIRST_PERSON for t in tokenize(question))
+def first_person(question: str, anchors: Sequence[TopicMention] = ()) -> bool:
+    """The question speaks for its asker ("I", "my"), outside any name it writes ("I Remember Mama")."""
+    inside = {i for a in anchors for i in range(a.start, a.end)}
+    return any(t.lower in FIRST_PERSON and i not in inside for i, t in enumerate(tokenize(question)))
 
 
 def _negated(question: str, start: int) -> bool:
@@ -245,7 +247,7 @@ async def preference_axiom(tools: Any, question: str, anchors: Sequence[TopicMen
 async def candidate_axioms(layer: SemanticLayer, question: str, anchors: Sequence[TopicMention], *,
                            hops: int = 2, keep: int = 4) -> list[Axiom]:
     """The rules that could decide the question, best first (each becomes a branch of the search)."""
-    if first_person(question):
+    if question_form(question) != "claim" and first_person(question, anchors):
         preference = await preference_axiom(layer.tools, question, anchors)
         if preference is not None:
             return [preference]
