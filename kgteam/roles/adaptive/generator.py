@@ -101,7 +101,7 @@ class Generator(Role[GeneratorSettings]):
         elif cands and cands[0].score >= self.settings.min_score and (
                 len(cands) == 1 or cands[0].score - cands[1].score >= self.settings.min_margin):
             chosen, how = cands[:1], "read from the documents"
-        if self.settings.use_model and len(cands) > 1:
+        if self.settings.use_model and len(cands) > 1 and chosen:  # a model may reorder, never turn "I don't know" into a name
             chosen, how = await self._vote(question, cands, agreed, chosen, how, ctx)
         evidence = Evidence(documents=self._cited(graded.kept, chosen),
                             triples=list(graph.evidence.triples) if graph is not None else [],
@@ -127,8 +127,9 @@ class Generator(Role[GeneratorSettings]):
 
     async def _vote(self, question: str, cands: list[Candidate], agreed: list[Candidate], chosen: list[Candidate],
                     how: str, ctx: RoleContext) -> tuple[list[Candidate], str]:
-        """One model call among the listed candidates (ids only). Where the graph and the text agree
-        the model cannot override that; otherwise its pick is taken when it is a listed name."""
+        """One model call among the listed candidates (ids only), only when the rule already found an
+        answer. Where the graph and the text agree the model cannot override that; otherwise its
+        pick among the names near the top (``min_score`` and above) is taken."""
         if agreed:
             return chosen, how
         options = [Option(key=str(i), label=one_line(c.text), score=c.score, detail=_quote(c.sentence, 200))
@@ -138,7 +139,8 @@ class Generator(Role[GeneratorSettings]):
                            values={"question": fence(question, tag="question")})
         if res.source == "llm" and res.llm_picked:
             pick = cands[int(res.llm_picked[0])]
-            return [pick], "chosen by the model among the documents' names"
+            if pick.score >= self.settings.min_score:
+                return [pick], "chosen by the model among the documents' names"
         return chosen, how
 
     @staticmethod
