@@ -31,8 +31,10 @@ class SessionBusy(Exception):  # noqa: N818 - the name says what happened
 class QuestionRun:
     """One question of one session: its task, its cancel switch and its stream of events."""
 
-    def __init__(self, session_id: str, question: str, events: RunEvents):
+    def __init__(self, session_id: str, question: str, events: RunEvents, store: Any = None):
         self.session_id = session_id
+        # a store that commits in the background (PostgreSQL) is waited for before each event goes out
+        self._committed = store.wait_written if store is not None and getattr(store, "network", False) else None
         self.question = question
         self.cancel = asyncio.Event()
         self.translate = events
@@ -51,7 +53,8 @@ class QuestionRun:
             self.queue.put_nowait(event)
 
     def on_envelope(self, env: Envelope) -> None:
-        """Called after the envelope is persisted: the stream never shows what the store lacks."""
+        """Called once the envelope is handed to the store; :meth:`events` lets it out only once
+        the store has it committed: the stream never shows what the store lacks."""
         self._put(self.translate.envelope(env))
 
     def on_trace(self, event: str, data: dict[str, Any]) -> None:
@@ -83,6 +86,8 @@ class QuestionRun:
                     continue
             if item is None:
                 return
+            if self._committed is not None:
+                await self._committed()
             yield item
 
 
@@ -110,7 +115,8 @@ class QuestionRuns:
         if session_id in self._runs:
             raise SessionBusy(session_id)
         runner = self.team.runner
-        run = QuestionRun(session_id, question, RunEvents(session_id, question, runner.budgets, runner.routes))
+        run = QuestionRun(session_id, question, RunEvents(session_id, question, runner.budgets, runner.routes),
+                          self.team.store)
         # the turn is stored as running before the run starts, and announced at once: the client's
         # first event does not wait for the run to get going on a busy loop
         turn = self.team.store.begin_turn(session_id, question)
