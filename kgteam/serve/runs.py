@@ -10,8 +10,8 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-from collections.abc import AsyncIterator
-from typing import Any
+from collections.abc import AsyncIterator, Callable
+from typing import Any, TypeVar
 
 import structlog
 
@@ -22,6 +22,15 @@ from kgteam.serve.events import Event, RunEvents, done_status
 log = structlog.get_logger("kgteam.serve")
 
 SHUTDOWN_GRACE_S = 5.0
+T = TypeVar("T")
+
+
+async def off_loop(store: Any, call: Callable[..., T], *args: Any) -> T:
+    """A store call that round-trips to a server (PostgreSQL) runs in a worker thread, so the loop
+    goes on serving other sessions meanwhile; a local store (SQLite) is called directly."""
+    if getattr(store, "network", False):
+        return await asyncio.to_thread(call, *args)
+    return call(*args)
 
 
 class SessionBusy(Exception):  # noqa: N818 - the name says what happened
@@ -110,18 +119,22 @@ class QuestionRuns:
     def full(self) -> bool:
         return bool(self.max_running) and len(self._runs) >= self.max_running
 
-    def start(self, session_id: str, question: str) -> QuestionRun:
+    async def start(self, session_id: str, question: str) -> QuestionRun:
         """Start answering; raises :class:`SessionBusy` when the session has a question running."""
         if session_id in self._runs:
             raise SessionBusy(session_id)
         runner = self.team.runner
-        run = QuestionRun(session_id, question, RunEvents(session_id, question, runner.budgets, runner.routes),
-                          self.team.store)
+        store = self.team.store
+        run = QuestionRun(session_id, question, RunEvents(session_id, question, runner.budgets, runner.routes), store)
+        self._runs[session_id] = run  # taken before the first await: a second question is refused meanwhile
         # the turn is stored as running before the run starts, and announced at once: the client's
         # first event does not wait for the run to get going on a busy loop
-        turn = self.team.store.begin_turn(session_id, question)
+        try:
+            turn = await off_loop(store, store.begin_turn, session_id, question)
+        except BaseException:
+            self._runs.pop(session_id, None)
+            raise
         run._put(run.translate.begin(turn))
-        self._runs[session_id] = run
         run.task = asyncio.create_task(self._drive(run, turn), name=f"kgteam-question-{session_id}")
         return run
 
