@@ -23,6 +23,10 @@ log = structlog.get_logger("kgteam.serve")
 
 SHUTDOWN_GRACE_S = 5.0
 T = TypeVar("T")
+# events whose rows were committed before they were queued (begin_turn and finish_turn commit at
+# once; an error or done event stands for no row):
+# they need not wait for the store's writer, busy with other sessions' messages
+COMMITTED_ALREADY = frozenset({"turn", "answer", "error", "done"})
 
 
 async def off_loop(store: Any, call: Callable[..., T], *args: Any) -> T:
@@ -95,7 +99,7 @@ class QuestionRun:
                     continue
             if item is None:
                 return
-            if self._committed is not None:
+            if self._committed is not None and item[0] not in COMMITTED_ALREADY:
                 await self._committed()
             yield item
 
