@@ -14,6 +14,11 @@ message is stored, a fresh server reports the turn ``interrupted``, and the sess
 next question there.
 
     .venv/bin/python benchmarks/serve_load.py --sessions 200 --questions 3    # JSON on stdout
+
+With ``--postgres`` (a throwaway PostgreSQL server, started as the tests start theirs) or
+``--sessions-url postgresql://...`` the same load runs again on ``--workers`` serve processes
+sharing that database, session ``i`` on worker ``i mod workers``; lost messages are then read
+from the database. Both runs are reported side by side.
 """
 
 from __future__ import annotations
@@ -163,11 +168,23 @@ def stored_messages(db: Path) -> dict[str, list[str]]:
     return out
 
 
-async def load(url: str, films: dict[str, set[str]], sessions: int, questions: int, seed: int) -> dict:
+def stored_messages_postgres(url: str) -> dict[str, list[str]]:
+    import psycopg
+
+    with psycopg.connect(url) as conn:
+        rows = conn.execute("SELECT session_id, envelope_id FROM messages ORDER BY session_id, turn, seq").fetchall()
+    out: dict[str, list[str]] = defaultdict(list)
+    for sid, env_id in rows:
+        out[sid].append(env_id)
+    return out
+
+
+async def load(urls: list[str], films: dict[str, set[str]], sessions: int, questions: int, seed: int) -> dict:
+    """Session ``i`` goes to worker ``i mod len(urls)``."""
     out: dict = {"errors": [], "latency": [], "ttfe": [], "events": 0, "streamed": defaultdict(list), "answers": [],
                  "ttfe_by_index": defaultdict(list)}
     started = time.perf_counter()
-    await asyncio.gather(*(one_session(url, list(films), questions, random.Random(seed + i), out)
+    await asyncio.gather(*(one_session(urls[i % len(urls)], list(films), questions, random.Random(seed + i), out)
                            for i in range(sessions)))
     out["seconds"] = time.perf_counter() - started
     return out
@@ -218,43 +235,17 @@ def kill_round(home: Path, db: Path, kill_after: int) -> dict:
     }
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--sessions", type=int, default=200)
-    parser.add_argument("--questions", type=int, default=3)
-    parser.add_argument("--films", type=int, default=30)
-    parser.add_argument("--kill-after", type=int, default=30)
-    parser.add_argument("--seed", type=int, default=12)
-    parser.add_argument("--max-active", type=int, default=None, help="KGTEAM_MAX_ACTIVE (default: the server's)")
-    args = parser.parse_args()
-    films = pick_films(args.films, args.seed)
-    with tempfile.TemporaryDirectory() as tmp:
-        home = Path(tmp)
-        t0 = time.perf_counter()
-        install_demo_kg(home, embed=False)
-        kg_s = time.perf_counter() - t0
-        (home / "script.json").write_text(json.dumps(script_for(list(films))), encoding="utf-8")
-        (home / "team.yaml").write_text(TEAM.format(script="script.json", kg="metaqa"), encoding="utf-8")
-        db = home / "load.sqlite"
-        env = {"KGTEAM_RATE_LIMIT": "0", "KGTEAM_MAX_RUNNING": "0", **({"KGTEAM_MAX_ACTIVE": str(args.max_active)}
-                                                                     if args.max_active is not None else {})}
-        server = ServerProcess(home, db, env=env).wait_ready()
-        try:
-            result = asyncio.run(load(server.url, films, args.sessions, args.questions, args.seed))
-        finally:
-            exit_code = server.stop()
-        stored = stored_messages(db)
-        streamed = result["streamed"]
-        lost = sum(len([m for m in ids if m not in set(stored.get(sid, []))]) for sid, ids in streamed.items())
-        out_of_order = sum(1 for sid, ids in streamed.items() if stored.get(sid, []) != ids)
-        asked = args.sessions * args.questions
-        correct = sum(1 for film, labels in result["answers"] if labels == films[film])
-        ttfe = result["ttfe"]
-        kill = kill_round(home, home / "kill.sqlite", args.kill_after)
-    print(json.dumps({
-        "sessions": args.sessions, "questions_per_session": args.questions, "questions": asked,
-        "answered": len(result["answers"]), "correct_answers": correct, "errors": len(result["errors"]),
-        "error_samples": result["errors"][:5],
+def summary(result: dict, stored: dict[str, list[str]], films: dict[str, set[str]], asked: int,
+            exit_codes: list[int]) -> dict:
+    streamed = result["streamed"]
+    lost = sum(len([m for m in ids if m not in set(stored.get(sid, []))]) for sid, ids in streamed.items())
+    out_of_order = sum(1 for sid, ids in streamed.items() if stored.get(sid, []) != ids)
+    correct = sum(1 for film, labels in result["answers"] if labels == films[film])
+    ttfe = result["ttfe"] or [float("nan")]
+    latency = result["latency"] or [float("nan")]
+    return {
+        "questions": asked, "answered": len(result["answers"]), "correct_answers": correct,
+        "errors": len(result["errors"]), "error_samples": result["errors"][:5],
         "messages_streamed": sum(len(v) for v in streamed.values()), "messages_lost": lost,
         "sessions_whose_store_differs_from_stream": out_of_order, "sse_events": result["events"],
         "time_to_first_event_ms": {"p50": round(percentile(ttfe, 0.5) * 1000, 1),
@@ -263,15 +254,81 @@ def main() -> None:
         "time_to_first_event_ms_by_question": {  # the first questions all arrive at once
             f"question_{i + 1}": {"p50": round(percentile(v, 0.5) * 1000, 1), "p95": round(percentile(v, 0.95) * 1000, 1)}
             for i, v in sorted(result["ttfe_by_index"].items())},
-        "question_latency_ms": {"p50": round(percentile(result["latency"], 0.5) * 1000, 1),
-                                "p95": round(percentile(result["latency"], 0.95) * 1000, 1),
-                                "mean": round(statistics.mean(result["latency"]) * 1000, 1)},
+        "question_latency_ms": {"p50": round(percentile(latency, 0.5) * 1000, 1),
+                                "p95": round(percentile(latency, 0.95) * 1000, 1),
+                                "mean": round(statistics.mean(latency) * 1000, 1)},
         "load_seconds": round(result["seconds"], 2),
         "throughput_questions_per_s": round(len(result["answers"]) / result["seconds"], 1),
         "throughput_events_per_s": round(result["events"] / result["seconds"], 1),
-        "server_exit_code_after_sigterm": exit_code, "demo_kg_install_s": round(kg_s, 1),
-        "kill_9": kill, "cpus": os.cpu_count(),
-    }, indent=2))
+        "server_exit_codes_after_sigterm": exit_codes,
+    }
+
+
+def run_load(home: Path, sessions_target: Path | str, workers: int, env: dict[str, str], films: dict[str, set[str]],
+             args: argparse.Namespace) -> tuple[dict, list[int]]:
+    """``workers`` serve processes on one store (started side by side), the load spread over them."""
+    servers = [ServerProcess(home, sessions_target, env=env, log=home / f"worker-{len(str(sessions_target))}-{i}.log")
+               for i in range(workers)]
+    try:
+        for server in servers:
+            server.wait_ready()
+        result = asyncio.run(load([s.url for s in servers], films, args.sessions, args.questions, args.seed))
+    finally:
+        exit_codes = [server.stop() for server in servers]
+    return result, exit_codes
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--sessions", type=int, default=200)
+    parser.add_argument("--questions", type=int, default=3)
+    parser.add_argument("--films", type=int, default=30)
+    parser.add_argument("--kill-after", type=int, default=30)
+    parser.add_argument("--seed", type=int, default=12)
+    parser.add_argument("--max-active", type=int, default=None, help="KGTEAM_MAX_ACTIVE (default: the server's)")
+    parser.add_argument("--workers", type=int, default=2, help="serve processes sharing the PostgreSQL store")
+    parser.add_argument("--sessions-url", default=None,
+                        help="a postgresql:// database for the multi-worker run (its messages table must be empty)")
+    parser.add_argument("--postgres", action="store_true",
+                        help="also run --workers processes on a throwaway PostgreSQL server started here")
+    parser.add_argument("--skip-sqlite", action="store_true", help="leave out the one-process SQLite run")
+    args = parser.parse_args()
+    films = pick_films(args.films, args.seed)
+    asked = args.sessions * args.questions
+    report: dict = {"sessions": args.sessions, "questions_per_session": args.questions, "cpus": os.cpu_count()}
+    with tempfile.TemporaryDirectory() as tmp:
+        home = Path(tmp)
+        t0 = time.perf_counter()
+        install_demo_kg(home, embed=False)
+        report["demo_kg_install_s"] = round(time.perf_counter() - t0, 1)
+        (home / "script.json").write_text(json.dumps(script_for(list(films))), encoding="utf-8")
+        (home / "team.yaml").write_text(TEAM.format(script="script.json", kg="metaqa"), encoding="utf-8")
+        env = {"KGTEAM_RATE_LIMIT": "0", "KGTEAM_MAX_RUNNING": "0", **({"KGTEAM_MAX_ACTIVE": str(args.max_active)}
+                                                                     if args.max_active is not None else {})}
+        if not args.skip_sqlite:
+            db = home / "load.sqlite"
+            result, codes = run_load(home, db, 1, env, films, args)
+            report["sqlite_1_worker"] = summary(result, stored_messages(db), films, asked, codes)
+        if args.postgres or args.sessions_url:
+            server = None
+            try:
+                if args.sessions_url:
+                    url = args.sessions_url
+                else:
+                    sys.path.insert(0, str(ROOT / "tests" / "sessions"))
+                    from pg_server import start_postgres
+
+                    server = start_postgres(durable=True)
+                    url = server.create_database("load")
+                result, codes = run_load(home, url, args.workers, env, films, args)
+                report[f"postgres_{args.workers}_workers"] = summary(result, stored_messages_postgres(url), films,
+                                                                     asked, codes)
+            finally:
+                if server is not None:
+                    server.stop()
+        if not args.skip_sqlite:
+            report["kill_9"] = kill_round(home, home / "kill.sqlite", args.kill_after)
+    print(json.dumps(report, indent=2))
 
 
 if __name__ == "__main__":

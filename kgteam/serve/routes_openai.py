@@ -21,7 +21,7 @@ from kgteam.protocols.payloads import Answer
 from kgteam.serve.deps import Svc, Who
 from kgteam.serve.errors import ApiError
 from kgteam.serve.events import answer_json
-from kgteam.serve.runs import QuestionRun
+from kgteam.serve.runs import QuestionRun, off_loop
 from kgteam.serve.schemas import ChatCompletionRequest, ErrorBody, ModelList
 from kgteam.serve.sse import KEEPALIVE, KEEPALIVE_S, frame, sse_response
 
@@ -73,8 +73,9 @@ async def chat_completions(body: ChatCompletionRequest, request: Request, who: W
         raise ApiError(404, "model_not_found", f"no model {body.model!r}: this server serves the team {svc.name!r} "
                                                "(GET /v1/models)")
     question = _question(body)
-    session_id = svc.session_for_chat(request.headers.get("x-session-id") or body.user, who.owner)
-    run = svc.ask(session_id, who.owner, question)
+    session_id = await off_loop(svc.store, svc.session_for_chat, request.headers.get("x-session-id") or body.user,
+                                who.owner)
+    run = await svc.ask(session_id, who.owner, question)
     completion_id = f"chatcmpl-{uuid.uuid4().hex}"
     created = int(time.time())
     headers = {"X-Session-Id": session_id}

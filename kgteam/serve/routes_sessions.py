@@ -56,7 +56,7 @@ async def ask(session_id: str, body: NewQuestion, who: Who,
               svc: Svc) -> Response:
     """Ask in the session; the answer streams as server-sent events. The run goes on if the
     client disconnects (its answer is stored); ``/cancel`` stops it."""
-    run = svc.ask(session_id, who.owner, body.question)
+    run = await svc.ask(session_id, who.owner, body.question)
 
     async def frames() -> AsyncIterator[str]:
         n = 0
@@ -73,7 +73,7 @@ async def ask(session_id: str, body: NewQuestion, who: Who,
 @router.post("/{session_id}/cancel", response_model=Cancelled, responses=NOT_FOUND)
 async def cancel(session_id: str, who: Who, svc: Svc) -> dict:
     """Stop the running question: its stream ends with ``done`` status ``cancelled``."""
-    return {"cancelled": svc.cancel(session_id, who.owner)}
+    return {"cancelled": await svc.cancel(session_id, who.owner)}
 
 
 @router.get("/{session_id}/trace", response_class=Response,

@@ -10,8 +10,8 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-from collections.abc import AsyncIterator
-from typing import Any
+from collections.abc import AsyncIterator, Callable
+from typing import Any, TypeVar
 
 import structlog
 
@@ -22,6 +22,19 @@ from kgteam.serve.events import Event, RunEvents, done_status
 log = structlog.get_logger("kgteam.serve")
 
 SHUTDOWN_GRACE_S = 5.0
+T = TypeVar("T")
+# events whose rows were committed before they were queued (begin_turn and finish_turn commit at
+# once; an error or done event stands for no row):
+# they need not wait for the store's writer, busy with other sessions' messages
+COMMITTED_ALREADY = frozenset({"turn", "answer", "error", "done"})
+
+
+async def off_loop(store: Any, call: Callable[..., T], *args: Any) -> T:
+    """A store call that round-trips to a server (PostgreSQL) runs in a worker thread, so the loop
+    goes on serving other sessions meanwhile; a local store (SQLite) is called directly."""
+    if getattr(store, "network", False):
+        return await asyncio.to_thread(call, *args)
+    return call(*args)
 
 
 class SessionBusy(Exception):  # noqa: N818 - the name says what happened
@@ -31,8 +44,10 @@ class SessionBusy(Exception):  # noqa: N818 - the name says what happened
 class QuestionRun:
     """One question of one session: its task, its cancel switch and its stream of events."""
 
-    def __init__(self, session_id: str, question: str, events: RunEvents):
+    def __init__(self, session_id: str, question: str, events: RunEvents, store: Any = None):
         self.session_id = session_id
+        # a store that commits in the background (PostgreSQL) is waited for before each event goes out
+        self._committed = store.wait_written if store is not None and getattr(store, "network", False) else None
         self.question = question
         self.cancel = asyncio.Event()
         self.translate = events
@@ -51,7 +66,8 @@ class QuestionRun:
             self.queue.put_nowait(event)
 
     def on_envelope(self, env: Envelope) -> None:
-        """Called after the envelope is persisted: the stream never shows what the store lacks."""
+        """Called once the envelope is handed to the store; :meth:`events` lets it out only once
+        the store has it committed: the stream never shows what the store lacks."""
         self._put(self.translate.envelope(env))
 
     def on_trace(self, event: str, data: dict[str, Any]) -> None:
@@ -83,6 +99,8 @@ class QuestionRun:
                     continue
             if item is None:
                 return
+            if self._committed is not None and item[0] not in COMMITTED_ALREADY:
+                await self._committed()
             yield item
 
 
@@ -105,17 +123,22 @@ class QuestionRuns:
     def full(self) -> bool:
         return bool(self.max_running) and len(self._runs) >= self.max_running
 
-    def start(self, session_id: str, question: str) -> QuestionRun:
+    async def start(self, session_id: str, question: str) -> QuestionRun:
         """Start answering; raises :class:`SessionBusy` when the session has a question running."""
         if session_id in self._runs:
             raise SessionBusy(session_id)
         runner = self.team.runner
-        run = QuestionRun(session_id, question, RunEvents(session_id, question, runner.budgets, runner.routes))
+        store = self.team.store
+        run = QuestionRun(session_id, question, RunEvents(session_id, question, runner.budgets, runner.routes), store)
+        self._runs[session_id] = run  # taken before the first await: a second question is refused meanwhile
         # the turn is stored as running before the run starts, and announced at once: the client's
         # first event does not wait for the run to get going on a busy loop
-        turn = self.team.store.begin_turn(session_id, question)
+        try:
+            turn = await off_loop(store, store.begin_turn, session_id, question)
+        except BaseException:
+            self._runs.pop(session_id, None)
+            raise
         run._put(run.translate.begin(turn))
-        self._runs[session_id] = run
         run.task = asyncio.create_task(self._drive(run, turn), name=f"kgteam-question-{session_id}")
         return run
 

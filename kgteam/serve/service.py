@@ -16,7 +16,7 @@ from typing import Any
 from kgteam.agents.sessions import TurnRecord
 from kgteam.serve.errors import ApiError
 from kgteam.serve.events import answer_json
-from kgteam.serve.runs import QuestionRun, QuestionRuns, SessionBusy
+from kgteam.serve.runs import QuestionRun, QuestionRuns, SessionBusy, off_loop
 from kgteam.serve.settings import ServeSettings
 
 SESSION_ID = re.compile(r"^[A-Za-z0-9_.-]{1,64}$")
@@ -154,8 +154,8 @@ class TeamService:
         return list(jsonl_lines(self.store, session_id))
 
     # -- questions -----------------------------------------------------------------------------
-    def ask(self, session_id: str, owner: str | None, question: str) -> QuestionRun:
-        saved = self._require(session_id, owner)
+    async def ask(self, session_id: str, owner: str | None, question: str) -> QuestionRun:
+        saved = await off_loop(self.store, self._require, session_id, owner)
         if saved.get("kg_id") not in (None, self.kg_id):
             raise ApiError(409, "session_on_other_kg",
                            f"session {session_id!r} runs on KG {saved.get('kg_id')!r}; this server serves "
@@ -170,14 +170,14 @@ class TeamService:
             raise ApiError(503, "busy", f"{len(self.runs)} questions are running on this server: try again shortly",
                            {"Retry-After": "1"})
         try:
-            return self.runs.start(session_id, question)
+            return await self.runs.start(session_id, question)
         except SessionBusy:
             raise ApiError(409, "session_busy",
                            f"session {session_id!r} already has a question running: wait for its answer, "
                            f"or POST /v1/sessions/{session_id}/cancel") from None
 
-    def cancel(self, session_id: str, owner: str | None) -> bool:
-        self._require(session_id, owner)
+    async def cancel(self, session_id: str, owner: str | None) -> bool:
+        await off_loop(self.store, self._require, session_id, owner)
         return self.runs.cancel(session_id)
 
     # -- catalogue -----------------------------------------------------------------------------

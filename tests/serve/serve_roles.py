@@ -4,7 +4,8 @@
 * "… Kismet …": ``s_entry`` asks the model for the name, links it with ``search_entities``;
   ``s_answerer`` answers with one SPARQL query over ``directed_by`` (evidence: triples, query);
 * "sleep …": ``s_entry`` waits ``SLEEP_S`` before answering (to cancel mid-run);
-* "slow N …": ``s_entry`` writes N ``missing_info`` steps, ``STEP_S`` apart (to kill mid-answer).
+* "slow N …": ``s_entry`` writes N ``missing_info`` steps, ``STEP_S`` apart (to kill mid-answer);
+* "recall": ``s_entry`` answers with the session's earlier questions (what the history holds).
 """
 
 from __future__ import annotations
@@ -70,6 +71,8 @@ class Entry(Role):
                       ) -> list[EntityCandidates | MissingInfo | Answer]:
         asked = msg if isinstance(msg, Question) else ctx.ancestor(Question)
         text = asked.text if asked is not None else ""
+        if text == "recall":
+            return [Answer(text=" | ".join(q for q, _ in ctx.history) or "(no history)")]
         if text.startswith("sleep"):
             await asyncio.sleep(SLEEP_S)
             return [Answer(text="slept")]

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import socket
 import sys
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -41,6 +42,20 @@ def parse_sse(text: str) -> list[dict[str, Any]]:
     return events
 
 
+def sse_events(response: httpx.Response) -> Iterator[tuple[float, dict[str, Any]]]:
+    """Parse SSE frames as they arrive: (seconds since the request, event)."""
+    import time
+
+    started = time.monotonic()
+    buffer = ""
+    for text in response.iter_text():
+        buffer += text
+        while "\n\n" in buffer:
+            block, buffer = buffer.split("\n\n", 1)
+            for event in parse_sse(block + "\n\n"):
+                yield time.monotonic() - started, event
+
+
 def free_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
@@ -50,13 +65,17 @@ def free_port() -> int:
 class ServerProcess:
     """A real ``kgteam serve`` (with the test roles) on a free port; stopped by PID."""
 
-    def __init__(self, home: Path, sessions: Path, env: dict[str, str] | None = None, port: int | None = None):
+    def __init__(self, home: Path, sessions: Path | str, env: dict[str, str] | None = None, port: int | None = None,
+                 log: Path | None = None):
+        """``sessions``: a SQLite file (the log goes beside it) or a store URL (then ``log`` is needed)."""
         import os
         import subprocess
 
         self.port = port or free_port()
         self.url = f"http://127.0.0.1:{self.port}"
-        self.log = sessions.with_suffix(f".{self.port}.log")
+        if log is None and not isinstance(sessions, Path):
+            raise ValueError("a store URL needs a log path")
+        self.log = log or Path(sessions).with_suffix(f".{self.port}.log")
         self._out = self.log.open("w")
         self.proc = subprocess.Popen(
             [sys.executable, str(Path(serve_roles.__file__)), "serve", "--team", str(home / "team.yaml"),

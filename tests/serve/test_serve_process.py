@@ -7,12 +7,11 @@ import os
 import signal
 import subprocess
 import sys
-import time
 
 import httpx
 import openai
 import pytest
-from served import ServerProcess, parse_sse
+from served import ServerProcess, parse_sse, sse_events
 
 KEY = "k-test"
 AUTH = {"Authorization": f"Bearer {KEY}"}
@@ -24,18 +23,6 @@ def server(serve_home, tmp_path_factory):
     proc = ServerProcess(serve_home, sessions, env={"KGTEAM_API_KEYS": KEY}).wait_ready()
     yield proc
     assert proc.stop() == 0, proc.log.read_text()  # SIGTERM: a clean exit
-
-
-def sse_events(response: httpx.Response):
-    """Parse SSE frames as they arrive: (seconds since the request, event)."""
-    started = time.monotonic()
-    buffer = ""
-    for text in response.iter_text():
-        buffer += text
-        while "\n\n" in buffer:
-            block, buffer = buffer.split("\n\n", 1)
-            for event in parse_sse(block + "\n\n"):
-                yield time.monotonic() - started, event
 
 
 def test_the_openai_client_talks_to_the_team_streaming_and_not(server):

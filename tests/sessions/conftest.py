@@ -1,5 +1,5 @@
 """The session-store contract runs on every store: SQLite in a temporary file and PostgreSQL on a
-throwaway server this suite starts (and stops) itself, a fresh database per test."""
+throwaway server the suite starts (and stops) itself, a fresh database per test."""
 
 from __future__ import annotations
 
@@ -13,21 +13,9 @@ HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 sys.path.insert(0, str(HERE.parent / "agents"))  # the runtime's test playbooks (agents_playbook)
 
-from pg_server import PostgresServer, start_postgres, unavailable_reason  # noqa: E402
-
 from kgteam.sessions import SessionStore, open_session_store  # noqa: E402
 
-
-@pytest.fixture(scope="session")
-def postgres_server() -> Iterator[PostgresServer]:
-    reason = unavailable_reason()
-    if reason:
-        pytest.skip(reason)
-    server = start_postgres()
-    try:
-        yield server
-    finally:
-        server.stop()
+# postgres_server (one throwaway server for the run) is in tests/conftest.py
 
 
 STORES = ["sqlite", pytest.param("postgresql", marks=pytest.mark.integration)]
