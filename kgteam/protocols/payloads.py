@@ -450,6 +450,7 @@ class SelectedFacts(Payload):
     triples: list[EvidenceTriple] = Field(default_factory=list)
     expanded: list[str] = Field(default_factory=list)
     offered: int = 0  # triples listed before the pick (premise fetches and dense top-k)
+    complete: bool = True  # False: the KG held more premise values than were read (only a found match may stand)
 
     def summary(self) -> str:
         shown = "; ".join(t.readable() for t in self.triples[:2])

@@ -68,3 +68,12 @@ def test_not_json_is_a_file_line_error(home, tmp_path):
     path.write_text("{oops\n", encoding="utf-8")
     with pytest.raises(LoadError, match="x.jsonl:1: not a JSON object"):
         add_reviewed_triples("small", path, home=home)
+
+
+def test_a_name_in_other_case_is_the_kgs_entity_and_a_line_twice_counts_once(home, tmp_path):
+    row = {"subject": f"{E}River%20Queen", "predicate": f"{R}starred_actors", "object_label": "temuera  MORRISON"}
+    report = add_reviewed_triples("small", _write(tmp_path / "case.jsonl", [row, row]), home=home)
+    assert report.new_entities == [] and report.added == 1
+    assert (f"{E}River%20Queen", f"{E}Temuera%20Morrison") in _facts(home)
+    with open_kg("small", home=home) as kg:
+        assert kg.manifest["counts"]["facts"] == 4  # three loaded, one added (not two)

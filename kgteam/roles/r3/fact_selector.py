@@ -28,7 +28,8 @@ class FactSettings(BaseModel):
 
     use_model: bool = Field(True, description="let the model pick among the listed triples")
     dense_k: int = Field(5, ge=0, le=50, description="triples added by similarity to the rule")
-    max_facts: int = Field(120, ge=5, le=1000, description="triples a branch keeps")
+    max_facts: int = Field(2000, ge=5, le=20000, description="triples a branch keeps (premise facts cut here make "
+                                                                  "the facts incomplete: then only a found match stands)")
     expand_limit: int = Field(40, ge=1, le=500, description="triples fetched around an expanded entity")
 
 
@@ -44,9 +45,9 @@ class FactSelector(Role[FactSettings]):
 
     @handles
     async def on_axiom(self, axiom: Axiom, ctx: RoleContext) -> SelectedFacts:
-        premise = await premise_facts(ctx.tools, axiom)
+        premise, complete = await premise_facts(ctx.tools, axiom)
         dense = await self._dense(axiom.text, ctx)
-        return await self._pick(axiom, premise, dense, [], ctx)
+        return await self._pick(axiom, premise, dense, [], ctx, complete=complete)
 
     @handles
     async def on_missing(self, missing: MissingInfo, ctx: RoleContext) -> SelectedFacts:
@@ -55,10 +56,11 @@ class FactSelector(Role[FactSettings]):
         kept = list(before.triples) if before else []
         expanded = list(before.expanded) if before else []
         more = await neighbourhood(ctx.tools, missing.next_entity, self.settings.expand_limit) if missing.next_entity else []
+        complete = before.complete if before else True
         if axiom is None:
-            return SelectedFacts(triples=kept, expanded=expanded)
+            return SelectedFacts(triples=kept, expanded=expanded, complete=complete)
         return await self._pick(axiom, kept, more, [*expanded, *([missing.next_entity] if missing.next_entity else [])],
-                                ctx)
+                                ctx, complete=complete)
 
     async def _dense(self, text: str, ctx: RoleContext) -> list[EvidenceTriple]:
         if not self.settings.dense_k:
@@ -70,7 +72,7 @@ class FactSelector(Role[FactSettings]):
         return [EvidenceTriple(**h.model_dump(include=set(EvidenceTriple.model_fields))) for h in hits]
 
     async def _pick(self, axiom: Axiom, first: list[EvidenceTriple], extra: list[EvidenceTriple], expanded: list[str],
-                    ctx: RoleContext) -> SelectedFacts:
+                    ctx: RoleContext, *, complete: bool = True) -> SelectedFacts:
         listed: dict[tuple[str, str, str], tuple[EvidenceTriple, float]] = {}
         for t in first:
             listed.setdefault(_key(t), (t, 1.0))
@@ -86,7 +88,9 @@ class FactSelector(Role[FactSettings]):
                                ask_when_trivial=True, values={"axiom": fence(axiom.text, tag="axiom")})
             picked = [items[int(o.key)][0] for o in res.chosen]
             chosen = picked + [t for t in chosen if t not in picked]  # the pick orders; premise facts stay
+        premise_kept = sum(1 for t in chosen[: self.settings.max_facts] if listed[_key(t)][1] >= 1.0)
+        complete = complete and premise_kept == sum(1 for _, s in items if s >= 1.0)  # no premise fact cut
         chosen = chosen[: self.settings.max_facts]
         ctx.trace.record("facts", role=self.instance_name, axiom=axiom.text, listed=len(items), kept=len(chosen),
-                         expanded=expanded)
-        return SelectedFacts(triples=chosen, expanded=expanded, offered=len(items))
+                         expanded=expanded, complete=complete)
+        return SelectedFacts(triples=chosen, expanded=expanded, offered=len(items), complete=complete)

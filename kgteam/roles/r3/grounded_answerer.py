@@ -42,6 +42,10 @@ class GroundedAnswerer(Role[AnswererSettings]):
         if axiom is None:
             return Verdict(verdict="unknown", label=verdict_label(form, "unknown"), final=True, missing=["no rule"])
         decision = decide(axiom, facts.triples)
+        if not facts.complete and not (decision.verdict == "true" and axiom.form in ("path", "same")):
+            # a value not read may be the one that matters: only a match found among those read stands
+            decision.verdict, decision.missing = "unknown", ["the KG holds more values than were read"]
+            decision.reasoning, decision.cited = [], []
         verdict = decision.verdict
         if verdict != "unknown" and self.settings.use_model:
             verdict = await self._confirm(axiom, decision.reasoning, verdict, ctx)

@@ -42,7 +42,8 @@ COMPARATIVES = {"older": "lt", "earlier": "lt", "before": "lt", "sooner": "lt",
 _NUMBER = re.compile(r"^-?\d+(?:\.\d+)?")
 _DATE = re.compile(r"^\d{4}-\d{2}(-\d{2})?")
 AGE_WORDS = frozenset(["older", "younger"])  # their direction depends on ages versus dates
-MAX_VALUES = 60  # values fetched per anchor and hop
+MAX_VALUES = 300  # values read per node and hop; past it the facts are incomplete
+MAX_FRONTIER = 60  # nodes a walk goes on from at each hop; past it the facts are incomplete
 MIN_NAMED = 0.5  # how strongly the question's words must name each relation of a path rule
 
 
@@ -363,7 +364,7 @@ async def _numeric_values(tools: Any, iri: str, steps: Sequence[RelationMatch]) 
     they read as other numbers (an age, a count), else None."""
     if len(steps) != 1:
         return None
-    values = [value_of(t) for t in await _step_triples(tools, iri, steps[0])]
+    values = [value_of(t) for t in (await _step_triples(tools, iri, steps[0]))[0]]
     numbers = [numeric(v) for v in values]
     if not values or any(n is None for n in numbers):
         return None
@@ -376,45 +377,60 @@ def value_of(t: EvidenceTriple) -> str:
     return t.object if t.object_is_literal else (t.object_label or t.object)
 
 
-async def _step_triples(tools: Any, iri: str, step: RelationMatch) -> list[EvidenceTriple]:
+async def _step_triples(tools: Any, iri: str, step: RelationMatch) -> tuple[list[EvidenceTriple], bool]:
+    """The step's triples at ``iri`` and whether that is all of them (False: cut at MAX_VALUES)."""
     try:
-        rows = await tools["neighbors"](iri, predicates=[step.predicate], direction=step.direction, limit=MAX_VALUES)
+        rows = await tools["neighbors"](iri, predicates=[step.predicate], direction=step.direction,
+                                        limit=MAX_VALUES + 1)
     except ToolError:
-        return []
-    return [EvidenceTriple(**r.model_dump(include=set(EvidenceTriple.model_fields))) for r in rows
-            if r.predicate == step.predicate]
+        return [], True
+    found = [EvidenceTriple(**r.model_dump(include=set(EvidenceTriple.model_fields))) for r in rows
+             if r.predicate == step.predicate]
+    return found[:MAX_VALUES], len(found) <= MAX_VALUES
 
 
 def _far(t: EvidenceTriple, iri: str) -> str:
     return t.object if t.subject == iri else t.subject
 
 
-async def walk(tools: Any, start: str, steps: Sequence[RelationMatch]) -> list[EvidenceTriple]:
-    """Every triple on the path's walks from ``start`` (at most ``MAX_VALUES`` per node and hop)."""
+async def walk(tools: Any, start: str, steps: Sequence[RelationMatch]) -> tuple[list[EvidenceTriple], bool]:
+    """Every triple on the path's walks from ``start``, and whether none was left unread."""
     frontier = [start]
     out: list[EvidenceTriple] = []
+    complete = True
     for step in steps:
         nxt: list[str] = []
-        for node in frontier[:MAX_VALUES]:
-            for t in await _step_triples(tools, node, step):
+        complete = complete and len(frontier) <= MAX_FRONTIER
+        for node in frontier[:MAX_FRONTIER]:
+            found, whole = await _step_triples(tools, node, step)
+            complete = complete and whole
+            for t in found:
                 out.append(t)
                 if not t.object_is_literal:
                     nxt.append(_far(t, node))
         frontier = list(dict.fromkeys(nxt))
-    return out
+    return out, complete
 
 
-async def premise_facts(tools: Any, axiom: Axiom) -> list[EvidenceTriple]:
+async def premise_facts(tools: Any, axiom: Axiom) -> tuple[list[EvidenceTriple], bool]:
+    """The triples the rule's premises read, and whether they are all of them (a verdict other
+    than a found match needs every value: see ``grounded_answerer``)."""
     if axiom.form == "prefer":
         facts: list[EvidenceTriple] = []
+        complete = True
         for k in axiom.constraints:
-            facts += await _step_triples(tools, axiom.anchors[0], RelationMatch(predicate=k.predicate, label=k.label,
-                                                                               direction=k.direction))
-        return facts
-    if axiom.form == "path" or not axiom.anchors:
-        return await walk(tools, axiom.anchors[0], axiom.steps) if axiom.anchors else []
-    return [*await walk(tools, axiom.anchors[0], axiom.steps),
-            *await walk(tools, axiom.anchors[1], axiom.steps_b or axiom.steps)]
+            found, whole = await _step_triples(tools, axiom.anchors[0], RelationMatch(
+                predicate=k.predicate, label=k.label, direction=k.direction))
+            facts += found
+            complete = complete and whole
+        return facts, complete
+    if not axiom.anchors:
+        return [], True
+    if axiom.form == "path":
+        return await walk(tools, axiom.anchors[0], axiom.steps)
+    a, whole_a = await walk(tools, axiom.anchors[0], axiom.steps)
+    b, whole_b = await walk(tools, axiom.anchors[1], axiom.steps_b or axiom.steps)
+    return [*a, *b], whole_a and whole_b
 
 
 async def neighbourhood(tools: Any, iri: str, limit: int = 40) -> list[EvidenceTriple]:

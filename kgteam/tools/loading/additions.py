@@ -25,6 +25,7 @@ from kgteam.tools.backends.tantivy_index import TantivyLabelIndex, TantivyLabelI
 from kgteam.tools.loading.errors import LoadError
 from kgteam.tools.loading.layout import LABELS_DIR, STORE_DIR, kgs_dir, name_lock
 from kgteam.tools.loading.manifest import KGManifest, SourceInfo
+from kgteam.tools.text_normalize import normalize_label
 
 RDFS_LABEL = ox.NamedNode("http://www.w3.org/2000/01/rdf-schema#label")
 ADDITIONS_DIR = "additions"
@@ -94,20 +95,29 @@ def add_reviewed_triples(name: str, file: str | Path, home: Path | None = None) 
             lines, minted = _check(rows, path, store, labels, manifest.base_iri)
         finally:
             labels.close()
-        facts = [ox.Quad(x.subject, x.predicate, x.object) for x in lines]
+        facts = list(dict.fromkeys(ox.Quad(x.subject, x.predicate, x.object) for x in lines))  # a line twice: once
         report.already = sum(1 for q in facts if next(store.quads_for_pattern(q.subject, q.predicate, q.object), None))
         new_quads = [q for q in facts if not next(store.quads_for_pattern(q.subject, q.predicate, q.object), None)]
         label_quads = [ox.Quad(ox.NamedNode(iri), RDFS_LABEL, ox.Literal(label)) for iri, label in minted.items()]
-        store.extend([*new_quads, *label_quads])
-        store.flush()
-        del store
-        if minted:
-            writer = TantivyLabelIndexWriter(folder / LABELS_DIR)
-            writer.add_many(LabelDoc(iri=iri, kind="entity", labels=[label]) for iri, label in minted.items())
-            writer.commit()
         kept = folder / ADDITIONS_DIR / f"{time.strftime('%Y%m%d-%H%M%S')}-{path.name}"
         kept.parent.mkdir(exist_ok=True)
         shutil.copyfile(path, kept)
+        written = [*new_quads, *label_quads]
+        try:  # the store, then the label index; a failure in either takes the store's part back out
+            store.extend(written)
+            store.flush()
+            if minted:
+                writer = TantivyLabelIndexWriter(folder / LABELS_DIR)
+                writer.add_many(LabelDoc(iri=iri, kind="entity", labels=[label]) for iri, label in minted.items())
+                writer.commit()
+        except BaseException:
+            for q in written:
+                store.remove(q)
+            store.flush()
+            kept.unlink(missing_ok=True)
+            raise
+        finally:
+            del store
         counts = manifest.counts.model_copy(update={
             "triples": manifest.counts.triples + len(new_quads) + len(label_quads),
             "facts": manifest.counts.facts + len(new_quads),
@@ -148,10 +158,13 @@ def _check(rows: list[tuple[int, dict]], path: Path, store: ox.Store, labels: Ta
         if not isinstance(label, str) or not label.strip():
             raise LoadError(f"{where}: needs '{key}' (an IRI of the KG) or '{key}_label' (a name)")
         label = " ".join(label.split())
-        same = [h for h in labels.search(label, k=5) if h.label == label]
-        if same:
+        same = [h for h in labels.search(label, k=5) if normalize_label(h.label) == normalize_label(label)]
+        if same:  # the KG's entity of that name (case and spacing aside), never a second one
             return ox.NamedNode(same[0].iri)
         iri = base + urllib.parse.quote(label, safe="")
+        if iri not in minted and known(ox.NamedNode(iri)):
+            raise LoadError(f"{where}: a new entity for {label!r} would take the IRI {iri}, which the KG "
+                            f"already uses for something else; give '{key}' explicitly")
         minted.setdefault(iri, label)
         return ox.NamedNode(iri)
 
