@@ -75,11 +75,16 @@ class AxiomSurfacer(Role[AxiomSettings]):
             return []
         found = await self._candidates(anchors, ctx)
         best = (found[0].score or 0.0) if found else 0.0
-        tried = {a.text for a in ctx.ancestors(Axiom)} | {a.text for a in found if (a.score or 0.0) >= best - self.settings.tie_margin}
-        fresh = [a for a in found if a.text not in tried]
+        first_group = [a.text for a in found if (a.score or 0.0) >= best - self.settings.tie_margin]
+        mine = [a.text for a in ctx.ancestors(Axiom)]
+        fresh = [a for a in found if a.text not in set(mine) | set(first_group)]
         if not fresh:
             return [self._nothing(anchors, "every rule was tried: " + stuck.description)]
-        return [fresh[0]]
+        # sibling branches that got stuck together each take a different next rule: the one at
+        # their own place in the first group (a branch cannot see its siblings' choices)
+        root = next((t for t in first_group if t in mine), None)
+        place = first_group.index(root) if root is not None else 0
+        return [fresh[min(place, len(fresh) - 1)]]
 
     async def _vote(self, question: str, found: list[Axiom], ctx: RoleContext) -> list[Axiom]:
         options = [Option(key=str(i), label=one_line(a.text), score=a.score or 0.0,
