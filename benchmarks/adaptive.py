@@ -14,6 +14,9 @@ first decision with the label. Needs the demo KG (``kgteam demo``) and the movie
     .venv/bin/kgteam corpus add movieplots /tmp/movieplots.jsonl
     .venv/bin/python benchmarks/adaptive.py > adaptive.json
     .venv/bin/python benchmarks/adaptive.py --model local --n 30 --teams adaptive   # the embedded model
+    .venv/bin/python benchmarks/adaptive.py --route-only wc2014:P1 pq:2H own:atelier --n 100
+        # the router alone on KGs without a corpus: every question there is a KG question, so the
+        # share it sends to the web alone is the share it would send away from the facts
 """
 
 from __future__ import annotations
@@ -108,6 +111,34 @@ def summarise(rows: list[dict[str, Any]]) -> dict[str, Any]:
     return out
 
 
+async def route_only(spec: str, n: int, seed: int, home: Path) -> dict[str, Any]:
+    """The router's deterministic decision on a KG-only question set (floor.py builds the KG)."""
+    import contextlib
+
+    from floor import load_set
+
+    from kgteam.config.schema import KGSpec
+    from kgteam.eval.datasets import default_data_dir
+    from kgteam.roles.adaptive.route_signals import route_signals
+    from kgteam.roles.semantic import SemanticLayer
+    from kgteam.roles.semantic.similarity import team_similarity
+    from kgteam.team_builder import build_toolbox, open_kg_tools
+
+    loaded = load_set(spec, default_data_dir(), home, n, seed)
+    if isinstance(loaded, str):
+        return {"skipped": loaded}
+    kg_name, items = loaded
+    counts = {"kg": 0, "both": 0, "web": 0}
+    with contextlib.ExitStack() as stack:
+        tools = build_toolbox(open_kg_tools(KGSpec(name=kg_name), stack, home=home))
+        layer = SemanticLayer(tools, team_similarity(tools))
+        for item in items:
+            route, _ = (await route_signals(item.question, tools, layer)).decide()
+            counts[route] += 1
+    total = len(items)
+    return {"n": total, **{f"to_{k}": round(v / total, 3) for k, v in counts.items()}}
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--questions", type=Path, default=QUESTIONS)
@@ -116,7 +147,15 @@ def main() -> int:
     ap.add_argument("--n", type=int, default=0, help="a seeded sample of this many per route (0: all)")
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--rows", type=Path, help="also append every question's row (JSONL) to this file")
+    ap.add_argument("--route-only", nargs="+", metavar="SPEC",
+                    help="only the router's decisions on KG-only sets (wc2014:P1, pq:2H, own:atelier ...)")
+    ap.add_argument("--home", type=Path, default=Path("/tmp/kgteam-routing-bench"), help="where --route-only builds KGs")
     args = ap.parse_args()
+    if args.route_only:
+        sys.path.insert(0, str(ROOT / "benchmarks"))
+        out = {spec: asyncio.run(route_only(spec, args.n or 100, args.seed, args.home)) for spec in args.route_only}
+        print(json.dumps({"route_only": out}, indent=2))
+        return 0
     global ROWS_TO
     ROWS_TO = args.rows
     items = [json.loads(line) for line in args.questions.read_text(encoding="utf-8").splitlines() if line.strip()]

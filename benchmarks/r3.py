@@ -9,6 +9,7 @@ verifiability and ungrounded verdicts, LLM calls, JSON out.
 WC2014 is built from ``../shared/data`` into ``--home`` (never into the repository).
 
     .venv/bin/python benchmarks/r3.py --claims 300 > r3.json
+    .venv/bin/python benchmarks/r3.py --claims 300 --kgs pq2h pq3h atelier   # the other KGs
     .venv/bin/python benchmarks/r3.py --claims 30 --commonsense --model local   # the embedded model
 """
 
@@ -33,17 +34,22 @@ from kgteam.tools.kg_tools import KGTools
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "benchmarks"))
-from floor import SETS, ensure_kg  # noqa: E402  (the floor benchmark's KG builder)
+from floor import SETS, ensure_kg, own_set  # noqa: E402  (the floor benchmark's KG builders)
 
 COMMONSENSE = ROOT / "tests" / "data" / "r3" / "commonsense.jsonl"
 PREFERENCES = ROOT / "tests" / "data" / "r3" / "preferences.jsonl"
 DATA = ROOT.parent / "shared" / "data"
 ROWS_TO: Path | None = None
 VERDICT_WORDS = {"true", "false", "supported", "refuted"}
+OWN = ("atelier",)  # kgteam's own small KG (tests/data/kgs), other predicate names
 
 
 def _kg_home(kg: str, home: Path) -> None:
-    spec = {"metaqa": "metaqa-consistent:1-hop", "wc2014": "wc2014:P1"}[kg]
+    """Build ``kg`` into ``home`` once: the shared data's KGs, or kgteam's own test KG (atelier)."""
+    if kg in OWN:
+        ensure_kg(kg, [own_set(kg)[0]], None, None, home)
+        return
+    spec = {"metaqa": "metaqa-consistent:1-hop", "wc2014": "wc2014:P1", "pq2h": "pq:2H", "pq3h": "pq:3H"}[kg]
     name, kb, fmt, base = SETS[spec]
     ensure_kg(name, [DATA / kb], fmt, base, home)
 
@@ -99,7 +105,8 @@ async def run(items: list[dict[str, Any]], kg: str, home: Path, model: str) -> d
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--claims", type=int, default=300, help="claims per KG (0: none)")
-    ap.add_argument("--kgs", nargs="+", default=["metaqa", "wc2014"])
+    ap.add_argument("--kgs", nargs="+", default=["metaqa", "wc2014"],
+                    help="metaqa, wc2014, pq2h, pq3h, atelier")
     ap.add_argument("--commonsense", action="store_true", help="also the hand-written commonsense and preference sets")
     ap.add_argument("--model", default="none")
     ap.add_argument("--seed", type=int, default=0)

@@ -389,6 +389,15 @@ async def _step_triples(tools: Any, iri: str, step: RelationMatch) -> tuple[list
     return found[:MAX_VALUES], len(found) <= MAX_VALUES
 
 
+def _is_iri(term: str) -> bool:
+    return term.startswith(("http://", "https://", "urn:"))
+
+
+def reverse_steps(steps: Sequence[RelationMatch]) -> list[RelationMatch]:
+    """The same path walked from its other end."""
+    return [st.model_copy(update={"direction": "in" if st.direction == "out" else "out"}) for st in reversed(steps)]
+
+
 def _far(t: EvidenceTriple, iri: str) -> str:
     return t.object if t.subject == iri else t.subject
 
@@ -427,7 +436,13 @@ async def premise_facts(tools: Any, axiom: Axiom) -> tuple[list[EvidenceTriple],
     if not axiom.anchors:
         return [], True
     if axiom.form == "path":
-        return await walk(tools, axiom.anchors[0], axiom.steps)
+        facts, complete = await walk(tools, axiom.anchors[0], axiom.steps)
+        back = reverse_steps(axiom.steps)
+        for target in axiom.anchors[1:]:  # from the other end too: "false" needs both ends to speak
+            if _is_iri(target):
+                more, _ = await walk(tools, target, back[:1])
+                facts += more
+        return facts, complete
     a, whole_a = await walk(tools, axiom.anchors[0], axiom.steps)
     b, whole_b = await walk(tools, axiom.anchors[1], axiom.steps_b or axiom.steps)
     return [*a, *b], whole_a and whole_b
@@ -537,6 +552,11 @@ def decide(axiom: Axiom, triples: Sequence[EvidenceTriple]) -> Decision:
             ends = [i for b, _ in targets for i in (reached_a[b][0], reached_a[b][-1])]  # they touch the anchors
             return Decision("true", cited, [*(_say(triples[i], i) for i in dict.fromkeys(cited)),
                                             f"so {axiom.conclusion} {_cites(ends)} [axiom]"])
+        # closed world on the relation from both ends (as the claim generator grades): the other end
+        # must hold the path's last relation too, else the KG is silent on it, not against it
+        silent = [label for b, label in missing if _is_iri(b) and not _reach(triples, b, reverse_steps(axiom.steps)[:1])[1]]
+        if silent:
+            return Decision("unknown", missing=[f"{silent[0]}'s {_steps_text(axiom.steps[-1:])}"])
         chains = list(reached_a.values())[:3]
         shown = list(dict.fromkeys(i for c in chains for i in c))
         starts = list(dict.fromkeys(c[0] for c in chains))  # the triples that touch the first anchor
