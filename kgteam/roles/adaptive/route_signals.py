@@ -13,11 +13,10 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
-from kgteam.protocols.payloads import RouteName, TopicMention
+from kgteam.protocols.payloads import RouteName
 from kgteam.roles.adaptive.reading import contains_name, question_names
-from kgteam.roles.kerag.planning import Limits, expand, filter_hop, words_left
+from kgteam.roles.kerag.planning import Limits, find_topics, plan_paths, words_left
 from kgteam.roles.semantic import SemanticLayer
-from kgteam.roles.semantic.mentions import is_exact_hit, spot_mentions
 from kgteam.roles.semantic.text import tokenize
 
 # English words that ask about the present or the latest state of things
@@ -67,21 +66,12 @@ def years_after(question: str, snapshot_year: int | None) -> list[int]:
     return [int(y) for y in _YEAR.findall(question) if int(y) > snapshot_year]
 
 
-async def exact_topics(question: str, tools: Any, *, max_mentions: int = 3) -> list[TopicMention]:
-    """KERAG's topic entities, exact names only: a KG name one typo away from the question's is no
-    evidence that the KG knows what the question names."""
-    found = [m for m in await spot_mentions(question, tools) if any(is_exact_hit(h, m.text) for h in m.hits)]
-    return [TopicMention(text=m.text, start=m.start, end=m.end, iris=m.exact_iris(),
-                         firm=i == 0 or any(c.isupper() or c.isdigit() for c in m.text))
-            for i, m in enumerate(found[:max_mentions])]
-
-
 async def route_signals(question: str, tools: Any, layer: SemanticLayer, *, snapshot_year: int | None = None,
                         hops: int = 2) -> RouteSignals:
     """Link the question to the KG the way KERAG's planner does (mention spotting, then the
     relations within ``hops`` of the entities, scored by the semantic layer)."""
     signals = RouteSignals(time_words=time_words(question), years_after_snapshot=years_after(question, snapshot_year))
-    topics = [t for t in await exact_topics(question, tools) if t.firm]
+    topics = [t for t in await find_topics(question, tools, exact_only=True) if t.firm]
     names = question_names(question)
     # a written name counts as known only when a KG mention covers it whole
     covered = [n for n in names if any(contains_name(t.text, n) for t in topics)]
@@ -95,14 +85,7 @@ async def route_signals(question: str, tools: Any, layer: SemanticLayer, *, snap
     signals.topics = [t.text for t in topics]
     if not topics:
         return signals
-    limits = Limits()
-    kept: list[Any] = []
-    for hop in range(1, hops + 1):
-        candidates = await expand(tools, topics, kept, hop, limits)
-        if not candidates:
-            break
-        keep, _ = await filter_hop(layer, question, topics, kept, candidates, limits)
-        kept += keep
+    kept = await plan_paths(layer, question, topics, hops=hops, limits=Limits())
     best = max(kept, key=lambda p: p.score, default=None)
     if best is None:
         return signals

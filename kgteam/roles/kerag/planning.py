@@ -25,7 +25,7 @@ from kgteam.protocols.payloads import (
     TopicMention,
 )
 from kgteam.roles.semantic.layer import SemanticLayer
-from kgteam.roles.semantic.mentions import Mention, mention_in, spot_mentions
+from kgteam.roles.semantic.mentions import Mention, is_exact_hit, mention_in, spot_mentions
 from kgteam.roles.semantic.paths import PathStep, RelationPath, extend, first_hops, path_query
 from kgteam.roles.semantic.scoring import PathScore, QuestionScorer, lexical_similarity
 from kgteam.roles.semantic.text import WH_WORDS, content_units, tokenize
@@ -53,14 +53,17 @@ def _name_like(text: str) -> bool:
     return any(c.isupper() or c.isdigit() or c == "_" for c in text)
 
 
-async def find_topics(question: str, tools: Any, *, max_mentions: int = 3) -> list[TopicMention]:
+async def find_topics(question: str, tools: Any, *, max_mentions: int = 3, exact_only: bool = False
+                      ) -> list[TopicMention]:
     """Spans of the question the label index knows (exactly, or up to a typo), with their IRIs.
 
-    The best span is a firm topic, and so is any other written as a name. An everyday word that
+    The best span is a firm topic, and so is any other written as a name. ``exact_only`` leaves out
+    names known only up to a typo (no evidence that the KG knows what the question names). An everyday word that
     happens to be some entity's label ("vellum", a material; "maker", a class) is a loose
     topic: it may be joined as an entity, but it still names relations for the other topics' paths.
     """
-    found = [m for m in await spot_mentions(question, tools) if m.exact_iris()][:max_mentions]
+    found = [m for m in await spot_mentions(question, tools) if m.exact_iris()
+             and (not exact_only or any(is_exact_hit(h, m.text) for h in m.hits))][:max_mentions]
     return [TopicMention(text=m.text, start=m.start, end=m.end, iris=m.exact_iris(), firm=i == 0 or _name_like(m.text))
             for i, m in enumerate(found)]
 
@@ -182,6 +185,23 @@ async def filter_hop(layer: SemanticLayer, question: str, topics: Sequence[Topic
         (keep if n < limits.top_n else drop).append(_with_score(path, score))
         per_topic[path.mention] = n + 1
     return keep, drop
+
+
+async def plan_paths(layer: SemanticLayer, question: str, topics: Sequence[TopicMention], *, hops: int,
+                     limits: Limits, start: Sequence[TopicMention] | None = None) -> list[PlannedPath]:
+    """The planner and filter's loop in one call: expand from ``start`` (default every topic) one
+    hop at a time up to ``hops``, keeping each hop's ``top_n`` paths; every kept path, best first."""
+    kept: list[PlannedPath] = []
+    for hop in range(1, hops + 1):
+        try:
+            candidates = await expand(layer.tools, start if start is not None else topics, kept, hop, limits)
+        except ToolError:
+            break
+        if not candidates:
+            break
+        keep, _ = await filter_hop(layer, question, topics, kept, candidates, limits)
+        kept += keep
+    return sorted(kept, key=lambda p: (-p.score, len(p.steps)))
 
 
 # ------------------------------------------------------------------------------ retrieval

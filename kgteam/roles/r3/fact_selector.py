@@ -19,7 +19,7 @@ from kgteam.protocols.payloads import Axiom, MissingInfo, SelectedFacts
 from kgteam.roles.base import Role, RoleContext
 from kgteam.roles.choice import Option, choose
 from kgteam.roles.contract import handles
-from kgteam.roles.r3.rules import neighbourhood, premise_facts
+from kgteam.roles.r3.rules import as_evidence, neighbourhood, premise_facts
 from kgteam.tools.types import ToolError
 
 
@@ -69,7 +69,7 @@ class FactSelector(Role[FactSettings]):
             hits = await ctx.tools["similar_triples"](text, k=self.settings.dense_k)
         except (ToolError, KeyError):
             return []
-        return [EvidenceTriple(**h.model_dump(include=set(EvidenceTriple.model_fields))) for h in hits]
+        return as_evidence(hits)
 
     async def _pick(self, axiom: Axiom, first: list[EvidenceTriple], extra: list[EvidenceTriple], expanded: list[str],
                     ctx: RoleContext, *, complete: bool = True) -> SelectedFacts:

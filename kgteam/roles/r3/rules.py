@@ -24,7 +24,7 @@ from typing import Any
 
 from kgteam.protocols.evidence import EvidenceTriple, RelationMatch
 from kgteam.protocols.payloads import Axiom, Constraint, TopicMention, TriplePattern
-from kgteam.roles.kerag.planning import Limits, expand, filter_hop
+from kgteam.roles.kerag.planning import Limits, plan_paths
 from kgteam.roles.semantic import SemanticLayer
 from kgteam.roles.semantic.mentions import is_exact_hit
 from kgteam.roles.semantic.text import SAMENESS, WH_WORDS, normalise, tokenize
@@ -150,18 +150,7 @@ async def _ranked_paths(layer: SemanticLayer, question: str, anchors: Sequence[T
                         *, hops: int, keep: int) -> list[Any]:
     """Relation paths from ``start`` that the question's words name, best first (KERAG's planning)."""
     topics = [start, *[a for a in anchors if a is not start]]
-    limits = Limits(top_n=keep)
-    kept: list[Any] = []
-    for hop in range(1, hops + 1):
-        try:
-            candidates = await expand(layer.tools, [start], kept, hop, limits)
-        except ToolError:
-            break
-        if not candidates:
-            break
-        keep_now, _ = await filter_hop(layer, question, topics, kept, candidates, limits)
-        kept += keep_now
-    return sorted(kept, key=lambda p: (-p.score, len(p.steps)))
+    return await plan_paths(layer, question, topics, hops=hops, limits=Limits(top_n=keep), start=[start])
 
 
 def stated_times(question: str, label: str) -> int:
@@ -384,8 +373,7 @@ async def _step_triples(tools: Any, iri: str, step: RelationMatch) -> tuple[list
                                         limit=MAX_VALUES + 1)
     except ToolError:
         return [], True
-    found = [EvidenceTriple(**r.model_dump(include=set(EvidenceTriple.model_fields))) for r in rows
-             if r.predicate == step.predicate]
+    found = [t for t in as_evidence(rows) if t.predicate == step.predicate]
     return found[:MAX_VALUES], len(found) <= MAX_VALUES
 
 
@@ -448,12 +436,16 @@ async def premise_facts(tools: Any, axiom: Axiom) -> tuple[list[EvidenceTriple],
     return [*a, *b], whole_a and whole_b
 
 
+def as_evidence(rows: Sequence[Any]) -> list[EvidenceTriple]:
+    """Tool triples (neighbors, similar_triples) as plain evidence triples."""
+    return [EvidenceTriple(**r.model_dump(include=set(EvidenceTriple.model_fields))) for r in rows]
+
+
 async def neighbourhood(tools: Any, iri: str, limit: int = 40) -> list[EvidenceTriple]:
     try:
-        rows = await tools["neighbors"](iri, limit=limit)
+        return as_evidence(await tools["neighbors"](iri, limit=limit))
     except ToolError:
         return []
-    return [EvidenceTriple(**r.model_dump(include=set(EvidenceTriple.model_fields))) for r in rows]
 
 
 # ------------------------------------------------------------------------------------------ verdict

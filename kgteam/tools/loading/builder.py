@@ -47,7 +47,6 @@ from kgteam.tools.loading.labels import (
 )
 from kgteam.tools.loading.layout import (
     LABELS_DIR,
-    OLD_PREFIX,
     STORE_DIR,
     TMP_PREFIX,
     VECTORS_DIR,
@@ -56,6 +55,7 @@ from kgteam.tools.loading.layout import (
     kgs_dir,
     name_lock,
     recover,
+    swap_into_place,
 )
 from kgteam.tools.loading.manifest import KGCounts, KGManifest, SourceInfo
 from kgteam.tools.loading.progress import LoadProgress, ProgressCallback, RichProgress
@@ -496,23 +496,6 @@ def _load_embedder(embed: bool | Embedder | None) -> Embedder | None:
     return embed
 
 
-def _swap(kgs: Path, name: str, tmp: Path) -> Path:
-    """Moves the built folder into place; the old KG is kept until the new one is in."""
-    final = kgs / name
-    if final.exists():
-        old = kgs / f"{OLD_PREFIX}{name}+{uuid.uuid4().hex[:12]}"
-        os.rename(final, old)
-        try:
-            os.rename(tmp, final)
-        except BaseException:
-            os.rename(old, final)
-            raise
-        shutil.rmtree(old, ignore_errors=True)
-    else:
-        os.rename(tmp, final)
-    return final
-
-
 def build_kg(
     sources: Sequence[str | Path] | str | Path,
     name: str,
@@ -560,7 +543,7 @@ def build_kg(
             with show if show is not None else nullcontext():
                 manifest = _build_into(tmp, name, inputs, base, _Reporter(callback, inputs), labels, rel_labels,
                                        inverse_suffix, embedder)
-            manifest.path = _swap(kgs, name, tmp)
+            manifest.path = swap_into_place(kgs, name, tmp)
         except BaseException:
             shutil.rmtree(tmp, ignore_errors=True)
             raise

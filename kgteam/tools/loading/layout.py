@@ -6,6 +6,7 @@ import contextlib
 import os
 import re
 import shutil
+import uuid
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -86,3 +87,21 @@ def recover(kgs: Path, name: str) -> None:
 
 def dir_size(path: Path) -> int:
     return sum(p.stat().st_size for p in path.rglob("*") if p.is_file())
+
+
+def swap_into_place(parent: Path, name: str, tmp: Path) -> Path:
+    """Move the built folder ``tmp`` to ``parent/name`` (a KG or a corpus); the old one is kept
+    aside until the new one is in, and put back if the move fails. Call while holding the lock."""
+    final = parent / name
+    if final.exists():
+        old = parent / f"{OLD_PREFIX}{name}+{uuid.uuid4().hex[:12]}"
+        os.rename(final, old)
+        try:
+            os.rename(tmp, final)
+        except BaseException:
+            os.rename(old, final)
+            raise
+        shutil.rmtree(old, ignore_errors=True)
+    else:
+        os.rename(tmp, final)
+    return final

@@ -27,7 +27,15 @@ import tantivy
 from pydantic import BaseModel
 
 from kgteam.tools.embedding.base import Embedder, EmbeddingError
-from kgteam.tools.loading.layout import OLD_PREFIX, TMP_PREFIX, dir_size, kg_home, name_lock, recover
+from kgteam.tools.loading.layout import (
+    OLD_PREFIX,
+    TMP_PREFIX,
+    dir_size,
+    kg_home,
+    name_lock,
+    recover,
+    swap_into_place,
+)
 from kgteam.tools.vectors.index import VectorIndex
 from kgteam.tools.web.chunking import DEFAULT_CHUNK_CHARS, DEFAULT_OVERLAP, check_sizes, chunk_text
 from kgteam.tools.web.errors import CorpusError
@@ -180,22 +188,6 @@ def _embed(folder: Path, rows: list[tuple], embedder: Embedder, progress: Corpus
     return CorpusVectors(embedder=embedder.name, dim=embedder.dim, kind=index.kind)
 
 
-def _swap(corpora: Path, name: str, tmp: Path) -> Path:
-    final = corpora / name
-    if final.exists():
-        old = corpora / f"{OLD_PREFIX}{name}+{uuid.uuid4().hex[:12]}"
-        os.rename(final, old)
-        try:
-            os.rename(tmp, final)
-        except BaseException:
-            os.rename(old, final)
-            raise
-        shutil.rmtree(old, ignore_errors=True)
-    else:
-        os.rename(tmp, final)
-    return final
-
-
 def _default_embedder() -> Embedder | None:
     from kgteam.tools.embedding import default_embedder
 
@@ -239,7 +231,7 @@ def build_corpus(name: str, files: Sequence[str | Path], *, home: Path | str | N
             manifest.disk_bytes = dir_size(tmp)
             manifest.build_seconds = round(time.perf_counter() - started, 3)
             (tmp / MANIFEST).write_text(manifest.model_dump_json(indent=2, exclude={"path"}), encoding="utf-8")
-            final = _swap(corpora, name, tmp)
+            final = swap_into_place(corpora, name, tmp)
         except BaseException:
             shutil.rmtree(tmp, ignore_errors=True)
             raise
