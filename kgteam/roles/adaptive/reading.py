@@ -69,7 +69,7 @@ def names_in(sentence: str) -> list[NameSpan]:
             continue  # one capitalised word opening a sentence is only the sentence's capital
         text = " ".join(words)
         start = sentence.find(text, m.start())
-        out.append(NameSpan(text, start, start + len(text)))
+        out.append(_without_possessive(NameSpan(text, start, start + len(text))))  # "Caspar Wren's" names Caspar Wren
     return out
 
 
@@ -155,7 +155,6 @@ def answer_candidates(question: str, documents: list[EvidenceDocument], *, limit
             overlap = shared / max(1, len(q_words) + len(q_names))
             anchors = _anchors(sentence, focus, q_names)
             for span in names_in(sentence):
-                span = _without_possessive(span)
                 if any(contains_name(n, span.text) or contains_name(span.text, n) for n in q_names):
                     continue
                 if contains_name(title, span.text) and normalise(span.text) == normalise(title):

@@ -44,3 +44,7 @@ def test_a_document_about_something_else_offers_nothing():
 def test_support_is_word_for_word():
     assert supported_by("Mara Quell", [DOC]) is DOC
     assert supported_by("Mara Quelling", [DOC]) is None
+
+
+def test_a_possessive_names_its_owner():
+    assert question_names("Where does Sabine Rook's apprentice work?") == ["Sabine Rook"]
