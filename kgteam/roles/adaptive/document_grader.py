@@ -25,6 +25,7 @@ from kgteam.roles.adaptive.reading import contains_name, content_words, question
 from kgteam.roles.base import Role, RoleContext
 from kgteam.roles.choice import Option, choose
 from kgteam.roles.contract import handles
+from kgteam.roles.semantic.text import normalise
 
 
 class DocumentGraderSettings(BaseModel):
@@ -63,7 +64,10 @@ class DocumentGrader(Role[DocumentGraderSettings]):
     @handles
     async def on_documents(self, found: Documents, ctx: RoleContext) -> GradedDocuments | RetrySignal:
         scored = [(doc, *relevance(found.question, doc)) for doc in found.documents]
-        keep = [d for d, s, _ in sorted(scored, key=lambda x: -x[1]) if s >= self.settings.min_score]
+        names = {normalise(n) for n in question_names(found.question)}
+        # a document titled with one of the question's names is about it: it comes first
+        keep = [d for d, s, _ in sorted(scored, key=lambda x: (normalise(x[0].title or "") not in names, -x[1]))
+                if s >= self.settings.min_score]
         keep = keep[: self.settings.max_kept]
         if self.settings.use_model and len(scored) > 1:
             options = [Option(key=d.id, label=one_line(f"{d.title or d.id}: {d.text[:300]}"), score=s)
