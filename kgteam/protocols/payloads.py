@@ -17,6 +17,7 @@ from typing import Any, Literal, Protocol
 from pydantic import BaseModel, Field, SerializeAsAny, field_validator, model_validator
 
 from kgteam.protocols.evidence import Evidence, EvidenceDocument, EvidenceTriple, RelationMatch, Usage
+from kgteam.protocols.query_graph import QueryGraph
 
 SUMMARY_CHARS = 110
 
@@ -95,13 +96,28 @@ class AnswerType(Payload):
         return f"{self.type}{' list' if self.is_list else ''}"
 
 
+class GraphReading(BaseModel):
+    """A question read into a query graph (a count, a superlative, a yes/no, a join of two
+    entities ...): what the decision maker runs instead of filling a chain template."""
+
+    graph: QueryGraph
+    confidence: float = Field(0.0, ge=0.0, le=1.0)
+    explanation: str = ""
+    matches: list[RelationMatch] = Field(default_factory=list)
+    key: str = ""
+    evidence_graph: QueryGraph | None = None  # the set a count or an ordering ran over
+    guess_only: bool = False  # no reading of the question fits the kind it asks for
+
+
 class SparqlTemplate(Payload):
-    """A SPARQL skeleton with placeholders (``<E0>``, ``<R0>`` ...), never real IRIs."""
+    """A SPARQL skeleton with placeholders (``<E0>``, ``<R0>`` ...), never real IRIs; or, for a
+    question that is no chain, the query graph read from it (``reading``)."""
 
     kind: Literal["sparql_template"] = "sparql_template"
     template: str
     entity_placeholders: list[str] = Field(default_factory=list)
     relation_placeholders: list[str] = Field(default_factory=list)
+    reading: GraphReading | None = None
 
     def summary(self) -> str:
         return shorten(self.template)
@@ -158,6 +174,7 @@ class CandidateQuery(BaseModel):
     entity: str | None = None  # the IRI bound to the entity placeholder
     relations: list[RelationBinding] = Field(default_factory=list)
     score: float | None = None  # the deterministic scorer's score of this filling
+    confidence: float | None = None  # a query graph reading's own confidence
     row_count: int | None = None
     error: str | None = None
 

@@ -34,6 +34,7 @@ from kgteam.roles.choice import fallback_keys, produce
 from kgteam.roles.contract import handles
 from kgteam.roles.lineage import Lineage
 from kgteam.roles.semantic.grounding import grounded_by
+from kgteam.roles.semantic.graph_evidence import graph_evidence
 from kgteam.roles.triad.templates import Chain, TemplateError, build_query, from_query, parse_chain
 from kgteam.roles.wording import answer_list, wording_problem
 from kgteam.tools.types import ToolError
@@ -78,7 +79,7 @@ class Advisor(Role[AdvisorSettings]):
             return [answer]
         retries = ctx.lineage.count(RetrySignal)
         budget_left = ctx.budgets.remaining("max_retries")
-        hopeless = self._hopeless(ctx, result, question)
+        hopeless = self._hopeless(ctx, result, question) or _reading_failed(ctx.lineage)
         if hopeless:
             ctx.trace.record("retry_skipped", role=self.instance_name, reason=hopeless)
             return [Answer(text=f"I don't know: {hopeless}.", status="unknown", grounded=False,
@@ -115,7 +116,7 @@ class Advisor(Role[AdvisorSettings]):
             t.subject_label = labels.get(t.subject, t.subject)
             t.predicate_label = labels.get(t.predicate, t.predicate)
             t.object_label = t.object if t.object_is_literal else labels.get(t.object, t.object)
-        answer_values = [AnswerValue(label=labels.get(v, v) if t.get("type") == "uri" else v,
+        answer_values = [AnswerValue(label=labels.get(v, v) if t.get("type") == "uri" else _literal_text(t),
                                      iri=v if t.get("type") == "uri" else None) for v, t in values]
         names = [a.label for a in answer_values]
         matches, confidence = self._reading(lineage)
@@ -135,12 +136,15 @@ class Advisor(Role[AdvisorSettings]):
                                                      (t.subject_label, t.predicate_label, t.object_label))]
             text = await self._phrase(ctx, question, names, text, [one_line(x) for x in said if x])
         return Answer(text=text, values=answer_values, status="answered",
-                      grounded=grounded_by(triples, answer_values, matches), confidence=confidence,
+                      grounded=_grounded(lineage, triples, answer_values, matches), confidence=confidence,
                       evidence=evidence, fallbacks=fallback_keys(getattr(ctx.trace, "events", [])))
 
     @staticmethod
     def _reading(lineage: Lineage) -> tuple[list[RelationMatch], float | None]:
         """Which words named the chosen query's relations, and the scorer's confidence in it."""
+        template = lineage.ancestor(SparqlTemplate)
+        if template is not None and template.reading is not None:
+            return list(template.reading.matches), template.reading.confidence
         paths = lineage.ancestor(RelationPaths)
         cands = lineage.ancestor(QueryCandidates)
         if paths is None or cands is None or cands.selected is None:
@@ -180,6 +184,8 @@ class Advisor(Role[AdvisorSettings]):
         """Re-run the selected filling with every chain variable bound, to collect the path triples."""
         cands = lineage.ancestor(QueryCandidates)
         template = lineage.ancestor(SparqlTemplate)
+        if template is not None and template.reading is not None:
+            return await graph_evidence(ctx.tools, template.reading, self.settings.max_evidence_triples), None
         if cands is None or cands.selected is None or template is None:
             return [], None
         chosen = cands.queries[cands.selected]
@@ -282,3 +288,34 @@ class Advisor(Role[AdvisorSettings]):
                               fallbacks=fallback_keys(getattr(ctx.trace, "events", [])))
         return Answer(text="I don't know: the knowledge graph returned nothing for this question.",
                       status="unknown", grounded=False, fallbacks=fallbacks)
+
+
+def _reading_failed(lineage: Lineage) -> str | None:
+    """A query graph reading that returned nothing: another hop count cannot fix a count or a join."""
+    template = lineage.ancestor(SparqlTemplate)
+    if template is None or template.reading is None:
+        return None
+    reading = template.reading
+    return f"the knowledge graph holds nothing for my reading of the question ({reading.explanation})"
+
+
+def _literal_text(term: dict[str, Any]) -> str:
+    """A literal as a person reads it: yes/no for booleans, numbers without a trailing ".0"."""
+    value = str(term.get("value", ""))
+    dt = (term.get("datatype") or "").rsplit("#", 1)[-1]
+    if dt == "boolean":
+        return "Yes" if value in ("true", "1") else "No"
+    if dt in ("decimal", "double", "float") and value.endswith(".0"):
+        return value[:-2]
+    return value
+
+
+def _grounded(lineage: Lineage, triples: list[EvidenceTriple], values: list[AnswerValue],
+              matches: list[RelationMatch]) -> bool:
+    """A count or a yes/no is grounded by the set it counted or checked, along named relations;
+    any other answer by triples that reach every value (``grounded_by``)."""
+    template = lineage.ancestor(SparqlTemplate)
+    graph = template.reading.graph if template is not None and template.reading is not None else None
+    if graph is not None and (graph.form == "ask" or graph.aggregate is not None):
+        return bool(triples) and all(m.words for m in matches)
+    return grounded_by(triples, values, matches)

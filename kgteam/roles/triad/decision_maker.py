@@ -22,6 +22,7 @@ from kgteam.protocols.payloads import (
     Candidate,
     CandidateQuery,
     EntityCandidates,
+    GraphReading,
     QueryCandidates,
     QueryResult,
     Question,
@@ -40,6 +41,7 @@ from kgteam.roles.semantic import SemanticLayer, SemanticSettings, spot_mentions
 from kgteam.roles.semantic.mentions import mention_in
 from kgteam.roles.semantic.similarity import team_similarity
 from kgteam.roles.semantic.text import normalise
+from kgteam.protocols.query_graph import XSD
 from kgteam.roles.triad.templates import (
     Binding,
     Chain,
@@ -49,6 +51,7 @@ from kgteam.roles.triad.templates import (
     parse_chain,
     relation_bindings,
 )
+from kgteam.tools.query_builder import compile_query
 from kgteam.tools.types import RDFTerm, SparqlResult, ToolError
 
 
@@ -101,6 +104,8 @@ class DecisionMaker(Role[DecisionMakerSettings]):
         return await self._link(ctx.ancestor(SparqlTemplate), retry.hint, ctx)
 
     async def _link(self, template: SparqlTemplate | None, hint: RetryHint, ctx: RoleContext) -> Linking:
+        if template is not None and template.reading is not None:
+            return await self._run_reading(template.reading, ctx)
         patterns = ctx.ancestor(TriplePatterns)
         asked = ctx.ancestor(Question)
         question = asked.text if asked else ""
@@ -171,6 +176,31 @@ class DecisionMaker(Role[DecisionMakerSettings]):
                                    rows=[{k: v.model_dump(exclude_none=True) for k, v in row.items()}
                                          for row in res.rows]))
         return out
+
+    async def _run_reading(self, reading: GraphReading, ctx: RoleContext) -> Linking:
+        """A query graph reading is already linked: compile it through the one builder and run it."""
+        if reading.guess_only and not reading.graph.where.triples and not reading.graph.where.not_exists:
+            return [QueryCandidates(queries=[], selected=None),
+                    QueryResult(sparql="", outcome="empty_result", error=reading.explanation)]
+        try:
+            sparql = compile_query(reading.graph)
+            res = await ctx.tools["run_sparql"](sparql, limit=self.settings.query_limit)
+        except ToolError as exc:
+            return [QueryCandidates(queries=[], selected=None),
+                    QueryResult(sparql="", outcome="query_error", error=str(exc))]
+        if res.boolean is not None:
+            rows = [{"answer": {"type": "literal", "value": "true" if res.boolean else "false",
+                                "datatype": XSD + "boolean"}}]
+            variables = ["answer"]
+        else:
+            rows = [{k: v.model_dump(exclude_none=True) for k, v in row.items()} for row in res.rows]
+            variables = list(res.variables)
+        ctx.trace.record("queries", role=self.instance_name, executed=1, nonempty=int(bool(rows)),
+                         shape=reading.graph.shape)
+        query = CandidateQuery(sparql=sparql, key=reading.key, entity=(reading.graph.topics or [None])[0],
+                               score=reading.confidence, confidence=reading.confidence, row_count=len(rows))
+        return [QueryCandidates(queries=[query], selected=0 if rows else None),
+                QueryResult(sparql=sparql, variables=variables, rows=rows)]
 
     # ------------------------------------------------------------------ helpers
     @staticmethod

@@ -17,6 +17,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from kgteam.prompts import fence
 from kgteam.protocols.payloads import (
     AnswerType,
+    GraphReading,
     AnswerTypeName,
     Question,
     RelationPaths,
@@ -30,10 +31,13 @@ from kgteam.roles.base import Role, RoleContext
 from kgteam.roles.choice import produce
 from kgteam.roles.contract import handles
 from kgteam.roles.semantic import Mention, SemanticLayer, SemanticSettings, spot_mentions
+from kgteam.roles.semantic.shape import read_shape
+from kgteam.roles.semantic.shaped import ShapedReader
 from kgteam.roles.semantic.similarity import team_similarity
 from kgteam.roles.semantic.text import normalise
 from kgteam.roles.triad.parsing import ParsePlan, plan_from_paths
 from kgteam.roles.triad.templates import TemplateError, chain_template, parse_chain
+from kgteam.tools.types import ToolError
 
 
 class GeneralistSettings(BaseModel):
@@ -43,6 +47,8 @@ class GeneralistSettings(BaseModel):
     max_repairs: int = Field(1, ge=0, le=3)
     max_hops: int = Field(3, ge=1, le=3, description="the decision maker fills chains of 1-3 hops")
     sure: float = Field(0.4, ge=0, le=1, description="layer confidence above which the model must agree on hops")
+    shapes: bool = Field(True, description="read counts, superlatives, comparisons, yes/no, two-entity joins and "
+                         "answer kinds into a query graph (off: chains only)")
     semantic: SemanticSettings = Field(default_factory=SemanticSettings)
 
 
@@ -84,6 +90,14 @@ class Generalist(Role[GeneralistSettings]):
                              best=paths.best.explain() if paths.best else None)
         det = plan_from_paths(paths, mentions, force_hops=hint.hops, max_hops=self.settings.max_hops)
         plan = det
+        reading = await self._graph_reading(question, paths, mentions, hint, ctx)
+        if reading is not None:
+            ctx.trace.record("parse", role=self.instance_name, shape=reading.graph.shape,
+                             reading=reading.explanation, confidence=reading.confidence)
+            return [paths, TriplePatterns(patterns=plan.patterns()),
+                    AnswerType(type=_answer_type(reading), is_list=reading.graph.aggregate is None),
+                    SparqlTemplate(template=chain_template(plan.hops), entity_placeholders=["E0"],
+                                   relation_placeholders=[f"R{i}" for i in range(plan.hops)], reading=reading)]
         if self.settings.use_model and question.strip():  # an empty question has nothing for the model to parse
             sure = paths.confidence >= self.settings.sure and hint.hops is None
             plan = await self._model_parse(ctx, question, mentions, det, hint, sure)
@@ -97,6 +111,26 @@ class Generalist(Role[GeneralistSettings]):
             SparqlTemplate(template=template, entity_placeholders=["E0"],
                            relation_placeholders=[f"R{i}" for i in range(plan.hops)]),
         ]
+
+    async def _graph_reading(self, question: str, paths: RelationPaths, mentions: list[Mention], hint: RetryHint,
+                             ctx: RoleContext) -> GraphReading | None:
+        """The question's shape (count, superlative, yes/no, two entities, an answer kind the best
+        chain misses ...) as a query graph; None when the plain chain reading stands. A retry that
+        asks for another hop count or wider linking goes back to chains."""
+        if not self.settings.shapes or not question.strip() or hint.hops is not None or hint.k is not None:
+            return None
+        shape = read_shape(question)
+        reader = ShapedReader(ctx.tools, team_similarity(ctx.tools))
+        try:
+            shaped = await reader.read(question, shape, paths, mentions)
+        except ToolError as exc:
+            ctx.trace.record("shape_failed", role=self.instance_name, shape=shape.shape, error=str(exc))
+            return None
+        if shaped is None:
+            return None
+        return GraphReading(graph=shaped.graph, confidence=min(1.0, max(0.0, shaped.confidence)),
+                            explanation=shaped.explanation, matches=shaped.matches, key=shaped.key,
+                            evidence_graph=shaped.evidence_graph, guess_only=shaped.guess_only)
 
     async def _model_parse(self, ctx: RoleContext, question: str, mentions: list[Mention],
                            det: ParsePlan, hint: RetryHint, sure: bool) -> ParsePlan:
@@ -136,3 +170,9 @@ class Generalist(Role[GeneralistSettings]):
         mention = known.get(normalise(out.mention)) or Mention(out.mention, 0, 0)
         phrases = [p.predicate for p in out.patterns][: chain.hops]
         return ParsePlan(mention, chain.hops, out.answer_type, phrases)
+
+
+def _answer_type(reading: GraphReading) -> AnswerTypeName:
+    kind = reading.graph.expected.kind if reading.graph.expected else "entity"
+    return {"entity": "resource", "number": "number", "date": "date", "string": "string",
+            "boolean": "boolean"}[kind]  # type: ignore[return-value]
