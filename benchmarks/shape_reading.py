@@ -45,10 +45,10 @@ def _outer_projection(s: str) -> str:
     return m.group(1) if m else ""
 
 
-def _filters(s: str) -> list[str]:
-    """The bodies of FILTER(...) / HAVING(...) clauses, parentheses balanced."""
+def _bodies(s: str, keyword: str) -> list[str]:
+    """The parenthesised bodies of ``keyword(...)`` (FILTER / HAVING / IF), parentheses balanced."""
     out = []
-    for m in re.finditer(r"\b(FILTER|HAVING)\s*\(", s, re.I):
+    for m in re.finditer(rf"\b(?:{keyword})\s*\(", s, re.I):
         depth, i = 1, m.end()
         while i < len(s) and depth:
             depth += {"(": 1, ")": -1}.get(s[i], 0)
@@ -59,7 +59,8 @@ def _filters(s: str) -> list[str]:
 
 def gold_shape(sparql: str) -> str:
     """The coarse form of a gold query: ask; count (COUNT in the projected answer); superlative
-    (ORDER BY with LIMIT, or MAX/MIN projected); comparative (a FILTER / HAVING comparing with
+    (ORDER BY with LIMIT, MAX/MIN projected, or BIND(IF(?a > ?b, A, B)), the better of two
+    named entities); comparative (a FILTER / HAVING comparing with
     < <= > >=); else other. "Which poet wrote the most books" (ORDER BY DESC(COUNT) LIMIT 1) is a
     superlative: its answer is the poet, not a number."""
     s = _strip(sparql)
@@ -72,10 +73,10 @@ def gold_shape(sparql: str) -> str:
         return "superlative"
     if re.search(r"\b(MAX|MIN)\s*\(", projection, re.I):
         return "superlative"
-    if any(_COMPARISON.search(f) for f in _filters(s)):
+    if any(_COMPARISON.search(c) for c in _bodies(s, "IF")):
+        return "superlative"  # "which is older, A or B": BIND(IF(?a < ?b, A, B)), the best of two
+    if any(_COMPARISON.search(f) for f in _bodies(s, "FILTER|HAVING")):
         return "comparative"
-    if re.search(r"\bIF\s*\(\s*EXISTS\b", s, re.I) and _COMPARISON.search(s):
-        return "comparative"  # "which came first, A or B": BIND(IF(EXISTS{... FILTER(?a < ?b)}))
     return "other"
 
 

@@ -59,6 +59,9 @@ _HOW_NOT_MEASURE = _words("is are was were do does did has have had can could wi
                           "about")
 # nouns that themselves name a time ("in which year", "what date")
 TIME_NOUNS = _words("year years date dates day days month months century decade time birthday")
+# "how many years ..." measures a duration; "in how many years ..." counts them
+_TIME_UNITS = _words("years months weeks days hours minutes seconds decades centuries")
+_PREPOSITIONS = _words("in on at for during within from to with by of")
 # nouns that themselves name an amount ("what is the number / total / average of")
 AMOUNT_NOUNS = _words("number amount total sum average percentage proportion ratio")
 _SPELLED_NUMBERS = _words("one two three four five six seven eight nine ten eleven twelve twenty thirty "
@@ -69,6 +72,8 @@ _PREPOSITION_OPS: dict[str, Literal["<", "<=", ">", ">="]] = {
     "before": "<", "after": ">", "since": ">=", "until": "<=", "till": "<=", "over": ">",
     "above": ">", "under": "<", "below": "<", "exceeding": ">", "beyond": ">",
 }
+# a clause that may come before the main one: "If ..., is ...?"
+_SUBORDINATORS = _words("if when although though because since as given assuming suppose")
 _NUMBER = re.compile(r"\$?\d[\d,.]*\d|\$?\d")
 _VERB_LIKE = re.compile(r".{3,}(ed|ing)$")
 
@@ -97,6 +102,15 @@ class ShapeReading:
     negated: bool = False
     conjunction: Literal["and", "or"] | None = None
     cue_positions: frozenset[int] = frozenset()
+
+
+def _alternative(low: list[str], start: int) -> bool:
+    """"Is X A or B?", "Does A or B have more ...?": an alternative question asks for one of the
+    alternatives, not yes/no ("either A or B" and "or not" keep it a yes/no question)."""
+    if "or" not in low[start:] or "either" in low:
+        return False
+    i = low.index("or", start)
+    return low[i + 1 : i + 2] != ["not"]
 
 
 def _is_number(tok: Token) -> bool:
@@ -211,7 +225,13 @@ def read_shape(question: str, literals: Mapping[str, AnswerKindName] | None = No
     start = 0
     while start < n and low[start] in ("and", "so", "but", "then", "well", "ok", "okay", "please"):
         start += 1
-    if start < n and low[start] in AUXILIARIES:
+    if start < n and low[start] in _SUBORDINATORS and "," in question:
+        # "If someone died in 1969, is there ...": the main clause comes after the comma
+        comma = question.index(",")
+        after = next((i for i, t in enumerate(tokens) if t.start > comma), n)
+        if after < n and low[after] in AUXILIARIES:
+            start = after
+    if start < n and low[start] in AUXILIARIES and not _alternative(low, start):
         form = "ask"
         cues.add(start)
         if low[start : start + 4] == ["is", "it", "true", "that"]:
@@ -226,7 +246,10 @@ def read_shape(question: str, literals: Mapping[str, AnswerKindName] | None = No
         if w != "how" or i + 1 >= n:
             continue
         nxt = low[i + 1]
-        if nxt == "many":
+        if nxt == "many" and i + 2 < n and low[i + 2] in _TIME_UNITS and (i == 0 or low[i - 1] not in _PREPOSITIONS):
+            measure_kind = "number"  # "how many years did X live": a duration ("how long"), not a count
+            cues.update((i, i + 1))
+        elif nxt == "many":
             count = True
             cues.update((i, i + 1))
             read.kind_words, pos = _noun_run(tokens, i + 2)
@@ -251,12 +274,12 @@ def read_shape(question: str, literals: Mapping[str, AnswerKindName] | None = No
     for i, w in enumerate(low):
         # "the number of X", "the total number of X" asked for ("what is the number of", "give the number of")
         if w in _COUNT_NOUNS and i + 1 < n and low[i + 1] == "of" and i > 0 and \
-                low[i - 1] in ("the", "total") and not count and form == "select":
-            before = [x for x in low[:i] if x not in ("the", "total")]
+                low[i - 1] in ("the", "total", "a") and not count and form == "select":
+            before = [x for x in low[:i] if x not in ("the", "total", "a")]
             if not before or before[-1] in ("is", "was", "are", "me", "give", "tell", "count", "list", "show",
                                              "find", "what"):
                 count = True
-                cues.update(k for k in range(max(0, i - 2), i + 2) if low[k] in ("the", "total", w, "of"))
+                cues.update(k for k in range(max(0, i - 2), i + 2) if low[k] in ("the", "total", "a", w, "of"))
                 if read.kind_words is None:
                     read.kind_words, pos = _noun_run(tokens, i + 2)
                     read.kind_positions = tuple(pos)
@@ -267,11 +290,17 @@ def read_shape(question: str, literals: Mapping[str, AnswerKindName] | None = No
     superlative = False
     for i, w in enumerate(low):
         tok = tokens[i]
-        if i > 0 and tok.text[:1].isupper() and not tokens[i - 1].text[:1].isupper() and w not in ("most", "least"):
-            # a capitalised -est word inside a name ("Budapest", "Everest") is no superlative
-            if w.endswith("est") and w not in _IRREGULAR_SUPERLATIVE:
-                continue
+        if i > 0 and tok.text[:1].isupper() and (w.endswith("est") or tokens[i - 1].text[:1].isupper()
+                                                 or (i + 1 < n and tokens[i + 1].text[:1].isupper())):
+            continue  # a capitalised word in a name ("Budapest", "The Very Best of", "First Driver")
         base: str | None = None
+        if w == "top" or w.startswith("top-"):
+            # "the top 10 X", "the top-10 X"
+            if (w.startswith("top-") and w[4:].isdigit()) or (i + 1 < n and _is_number(tokens[i + 1])):
+                superlative, order, order_words = True, "max", None
+                cues.add(i)
+                break
+            continue
         if w in ("most", "least"):
             prev = low[i - 1] if i > 0 else ""
             if prev == "at" or (i + 1 < n and low[i + 1] == "of"):
