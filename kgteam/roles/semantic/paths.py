@@ -12,8 +12,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Literal
 
+from kgteam.protocols.query_graph import Compare, Group, Iri, QueryGraph, Triple, Var
 from kgteam.tools.iri import readable_name
-from kgteam.tools.sparql_guard import sparql_iri
+from kgteam.tools.query_builder import compile_query, condition, group
 from kgteam.tools.types import ToolError
 
 if TYPE_CHECKING:
@@ -58,28 +59,36 @@ class RelationPath:
         return "|".join([self.entity, *(s.key for s in self.steps)])
 
 
-def chain_patterns(entity: str, steps: tuple[PathStep, ...] | list[PathStep], *, prefix: str = "x") -> str:
-    """``<e> <p1> ?x1 . ?x1 <p2> ?x2 .`` with each step's direction (IRIs checked)."""
-    parts, prev = [], sparql_iri(entity)
-    for i, step in enumerate(steps, start=1):
-        var = f"?{prefix}{i}"
-        pred = sparql_iri(step.predicate)
-        parts.append(f"{prev} {pred} {var} ." if step.direction == "out" else f"{var} {pred} {prev} .")
-        prev = var
-    return " ".join(parts)
-
-
-def path_query(path: RelationPath, *, all_vars: bool = False) -> str:
-    """SELECT of the path's end values.
+def chain_graph(entity: str, steps: Sequence[tuple[str, str]], *, all_vars: bool = False,
+                prefix: str = "x", names: Sequence[str] | None = None) -> QueryGraph:
+    """A chain of ``(predicate, direction)`` steps from ``entity`` as a query graph: chains are one
+    case of the query graph, compiled by the one builder.
 
     A step that walks the previous one back ("bridges of X's builder" -> "other bridges of that
     builder") excludes the node it came from: asking what *else* shares it. Otherwise the topic
     itself is a fair answer ("the child of X's parent" may be X).
     """
-    n = len(path.steps)
-    end = f"?x{n}"
-    variables = " ".join(f"?x{i}" for i in range(1, n + 1)) if all_vars else end
-    return f"SELECT DISTINCT {variables} WHERE {{ {chain_patterns(path.entity, path.steps)} {reversal_filters(path)} }}"
+    names = list(names) if names is not None else [f"{prefix}{i}" for i in range(1, len(steps) + 1)]
+    nodes: list[Iri | Var] = [Iri(iri=entity), *(Var(name=n) for n in names)]
+    triples = [Triple(subject=nodes[i - 1], predicate=Iri(iri=pred), object=nodes[i]) if direction == "out"
+               else Triple(subject=nodes[i], predicate=Iri(iri=pred), object=nodes[i - 1])
+               for i, (pred, direction) in enumerate(steps, start=1)]
+    filters = [Compare(left=nodes[i], op="!=", right=nodes[i - 2]) for i in walked_back(list(steps))]
+    answer = [n for n in nodes[1:] if isinstance(n, Var)] if all_vars else [nodes[-1]]
+    return QueryGraph(answer=answer, where=Group(triples=triples, filters=filters),  # type: ignore[arg-type]
+                      topics=[entity])
+
+
+def chain_patterns(entity: str, steps: tuple[PathStep, ...] | list[PathStep], *, prefix: str = "x") -> str:
+    """``<e> <p1> ?x1 . ?x1 <p2> ?x2 .`` with each step's direction (IRIs checked)."""
+    graph = chain_graph(entity, [(s.predicate, s.direction) for s in steps], prefix=prefix)
+    return group(graph.where.model_copy(update={"filters": []}))
+
+
+def path_query(path: RelationPath, *, all_vars: bool = False) -> str:
+    """SELECT of the path's end values (every chain variable with ``all_vars``), through the builder."""
+    return compile_query(chain_graph(path.entity, [(s.predicate, s.direction) for s in path.steps],
+                                     all_vars=all_vars))
 
 
 def walked_back(steps: Sequence[tuple[str, str]]) -> list[int]:
@@ -92,12 +101,8 @@ def walked_back(steps: Sequence[tuple[str, str]]) -> list[int]:
 
 def reversal_filters(path: RelationPath) -> str:
     """``FILTER(?x2 != <e>)`` for every step that walks the one before it back."""
-
-    def var(i: int) -> str:
-        return sparql_iri(path.entity) if i == 0 else f"?x{i}"
-
-    steps = [(s.predicate, s.direction) for s in path.steps]
-    return " ".join(f"FILTER({var(i)} != {var(i - 2)})" for i in walked_back(steps))
+    graph = chain_graph(path.entity, [(s.predicate, s.direction) for s in path.steps])
+    return " ".join(condition(c) for c in graph.where.filters)
 
 
 async def first_hops(tools: Toolbox, entity: str) -> list[RelationPath]:

@@ -15,8 +15,8 @@ from dataclasses import dataclass
 
 from kgteam.protocols.errors import KgteamError
 from kgteam.protocols.payloads import CandidateQuery, RelationBinding
-from kgteam.roles.semantic.paths import walked_back
-from kgteam.tools.sparql_guard import sparql_iri
+from kgteam.roles.semantic.paths import chain_graph
+from kgteam.tools.query_builder import compile_query
 
 _TERM = r"(<E\d+>|\?[A-Za-z_]\w*)"
 _TRIPLE = re.compile(_TERM + r"\s+<(R\d+)>\s+" + _TERM)
@@ -107,25 +107,13 @@ class Binding:
 
 
 def build_query(chain: Chain, entity_iri: str, relations: list[Binding], *, all_vars: bool = False) -> str:
-    """A runnable SELECT for ``chain`` with the given entity and relations (one per step)."""
+    """A runnable SELECT for ``chain`` with the given entity and relations (one per step), built as a
+    query graph and compiled by the one builder (with the template's own variable names)."""
     if len(relations) != chain.hops:
         raise ValueError(f"need {chain.hops} relation(s), got {len(relations)}")
-    ent = sparql_iri(entity_iri)
-
-    def term(t: str) -> str:
-        return ent if t == "<E0>" else t
-
-    patterns = []
-    for step, rel in zip(chain.steps, relations, strict=True):
-        pred = sparql_iri(rel.iri)
-        a, b = term(step.source), term(step.target)
-        patterns.append(f"{a} {pred} {b} ." if rel.direction == "out" else f"{b} {pred} {a} .")
-    # a relation walked back asks what *else* shares it: leave out the node it came from
-    # (the topic itself is otherwise a fair answer: "the child of X's parent" may be X)
-    back = walked_back([(rel.iri, rel.direction) for rel in relations])
-    filters = [f"FILTER({term(chain.steps[i - 1].target)} != {term(chain.steps[i - 2].source)})" for i in back]
-    variables = [s.target for s in chain.steps] if all_vars else [chain.answer]
-    return f"SELECT DISTINCT {' '.join(variables)} WHERE {{ {' '.join(patterns)} {' '.join(filters)} }}"
+    names = [step.target.lstrip("?") for step in chain.steps]
+    return compile_query(chain_graph(entity_iri, [(rel.iri, rel.direction) for rel in relations], all_vars=all_vars,
+                                     names=names))
 
 
 def relation_bindings(chain: Chain, relations: list[Binding]) -> list[RelationBinding]:
