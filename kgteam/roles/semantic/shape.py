@@ -74,6 +74,11 @@ _PREPOSITION_OPS: dict[str, Literal["<", "<=", ">", ">="]] = {
 }
 # a clause that may come before the main one: "If ..., is ...?"
 _SUBORDINATORS = _words("if when although though because since as given assuming suppose")
+_AMOUNT_PREPOSITIONS = _words("over under above below")
+# words that start a verb's object or complement ("borders *the* ...", "flows *into* ...")
+_VERB_OBJECT_START = _words("the a an into through in on at from to with by for across along")
+# quantity superlatives: "the most films", "the fewest goals" order by how many
+_QUANTITY = _words("most least fewest")
 _NUMBER = re.compile(r"\$?\d[\d,.]*\d|\$?\d")
 _VERB_LIKE = re.compile(r".{3,}(ed|ing)$")
 
@@ -111,6 +116,18 @@ def _alternative(low: list[str], start: int) -> bool:
         return False
     i = low.index("or", start)
     return low[i + 1 : i + 2] != ["not"]
+
+
+def _names_a_group(tok: Token) -> bool:
+    """A singular noun right after a number ("under 18 club", "under twenty one team") makes the
+    number part of a name; a plural ("over 500 employees") or a unit keeps it an amount."""
+    w = tok.lower
+    return w.isalpha() and w not in STOPWORDS and w not in _SPELLED_NUMBERS and not w.endswith("s")
+
+
+def _plural(word: str) -> bool:
+    """An -s word that is not an -ss / -us / -is / -ous word ("class", "campus", "populous")."""
+    return word.endswith("s") and not word.endswith(("ss", "us", "is")) and len(word) > 3
 
 
 def _is_number(tok: Token) -> bool:
@@ -186,16 +203,17 @@ def _noun_run(tokens: list[Token], i: int, limit: int = 4) -> tuple[str | None, 
             break
         out.append(j)
         # a plural followed by another content word: the second is usually the verb ("rivers flow")
-        if w.endswith("s") and not w.endswith("ss") and j + 1 < len(tokens) and len(out) >= 1:
+        if _plural(w) and j + 1 < len(tokens):
             nxt = tokens[j + 1].lower
             if nxt not in STOPWORDS and nxt not in AUXILIARIES and not tokens[j + 1].text[:1].isupper():
                 j += 1
                 break
         j += 1
-    if len(out) >= 2 and tokens[out[-1]].lower.endswith("s") and j < len(tokens):
+    if len(out) >= 2 and _plural(tokens[out[-1]].lower) and j < len(tokens):
         nxt = tokens[j]
-        # "which country borders Hungary": the -s word before a name or an article is a verb
-        if nxt.text[:1].isupper() or nxt.lower in ("the", "a", "an"):
+        # "which country borders Hungary", "which river flows into": an -s word after a singular,
+        # before a name, an article or a preposition, is a verb
+        if not _plural(tokens[out[-2]].lower) and (nxt.text[:1].isupper() or nxt.lower in _VERB_OBJECT_START):
             out.pop()
     if not out:
         return None, []
@@ -248,6 +266,9 @@ def read_shape(question: str, literals: Mapping[str, AnswerKindName] | None = No
         nxt = low[i + 1]
         if nxt == "many" and i + 2 < n and low[i + 2] in _TIME_UNITS and (i == 0 or low[i - 1] not in _PREPOSITIONS):
             measure_kind = "number"  # "how many years did X live": a duration ("how long"), not a count
+            cues.update((i, i + 1))
+        elif nxt == "many" and low[i + 2 : i + 4] in (["people", "live"], ["people", "lived"]):
+            measure_kind = "number"  # "how many people live in X" asks for a population, not a list
             cues.update((i, i + 1))
         elif nxt == "many":
             count = True
@@ -316,15 +337,14 @@ def read_shape(question: str, literals: Mapping[str, AnswerKindName] | None = No
         if i > 0 and low[i - 1] in ORDINALS | {"the"}:
             cues.add(i - 1)
         nxt_words, nxt_pos = _noun_run(tokens, i + 1, limit=3)
-        if w in ("most", "least") and nxt_words is not None:
+        if w in _QUANTITY and nxt_words is not None:
             head = tokens[nxt_pos[0]].lower
-            if _superlative_base(head) is None and not head.endswith("s"):
+            if w != "fewest" and _superlative_base(head) is None and not _plural(head):
                 # "most populous": the adjective carries the attribute
                 order_words = head
-                if len(nxt_pos) > 1:
-                    rest, rest_pos = _noun_run(tokens, nxt_pos[1])
-                    if rest and read.kind_words is None:
-                        read.kind_words, read.kind_positions = rest, tuple(rest_pos)
+                rest, rest_pos = _noun_run(tokens, nxt_pos[0] + 1)
+                if rest and read.kind_words is None:
+                    read.kind_words, read.kind_positions = rest, tuple(rest_pos)
             else:
                 order_words = nxt_words  # "the most films": ordered by how many
         elif nxt_words is not None and i >= 2 and low[i - 2] in ("has", "have", "had", "with", "by"):
@@ -335,14 +355,19 @@ def read_shape(question: str, literals: Mapping[str, AnswerKindName] | None = No
                 read.kind_words, read.kind_positions = nxt_words, tuple(nxt_pos)
         break
     if not superlative:
-        # "the first album", "their last film": an ordinal standing for a superlative on time
+        # "the first album", "their last film", "which ... was published first?": an ordinal
+        # standing for a superlative on time
         for i, w in enumerate(low):
-            if w in ("first", "last") and i > 0 and low[i - 1] in _DETERMINERS and i + 1 < n and \
-                    not _is_number(tokens[i + 1]) and low[i + 1] not in STOPWORDS and low[i + 1] != "name":
+            if w not in ("first", "last") or i == 0:
+                continue
+            clause_end = question[tokens[i].end :].lstrip()[:1] in ("", "?", ".", "!")
+            before_noun = (low[i - 1] in _DETERMINERS and i + 1 < n and not _is_number(tokens[i + 1])
+                           and low[i + 1] not in STOPWORDS and low[i + 1] != "name")
+            if before_noun or (clause_end and first_wh is not None and form == "select"):
                 superlative = True
                 order = "min" if w == "first" else "max"
                 order_words = w
-                cues.update((i - 1, i))
+                cues.update((i - 1, i) if before_noun else (i,))
                 break
 
     # ---- comparison --------------------------------------------------------------------------
@@ -386,6 +411,8 @@ def read_shape(question: str, literals: Mapping[str, AnswerKindName] | None = No
         if w in _PREPOSITION_OPS or (w == "prior" and i + 1 < n and low[i + 1] == "to"):
             at = i + 2 if w == "prior" else i + 1
             got = _number_at(question, tokens, at)
+            if got and w in _AMOUNT_PREPOSITIONS and got[1] < n and _names_a_group(tokens[got[1]]):
+                continue  # "an under 18 club": the number names a kind, compares nothing
             if got:
                 comparison = "<" if w == "prior" else _PREPOSITION_OPS[w]
                 number = got[0]
@@ -402,12 +429,15 @@ def read_shape(question: str, literals: Mapping[str, AnswerKindName] | None = No
     if comparison is not None and number is None and "than" not in low and "or" in low:
         two_way = True
     elif comparison is None and "or" in low and form == "select":
-        for i, w in enumerate(low[: low.index("or")]):
-            b = _comparative_base(w)
-            if b is not None and low[i + 1] != "than" and _looks_gradable(w, tokens[i]):
+        for i, w in enumerate(low):
+            b = "early" if w == "first" else "late" if w == "last" else _comparative_base(w)
+            if b is None or tokens[i].text[:1].isupper():
+                continue
+            ends_clause = question[tokens[i].end :].lstrip()[:1] in ("", ",", ":", ";", "?", ".", "!")
+            if ends_clause or (w in ("more", "less", "fewer") and i + 1 < n and low[i + 1] != "than"):
                 two_way = True
                 order = _direction(b)
-                order_words = w
+                order_words = w if ends_clause else " ".join(low[i : i + 2])
                 cues.add(i)
                 break
     if two_way:
@@ -435,7 +465,7 @@ def read_shape(question: str, literals: Mapping[str, AnswerKindName] | None = No
         if ands:
             conjunction = "and"
             both = [i for i, w in enumerate(low) if w == "both" and i < ands[-1]]
-            also = any(low[i + 1 : i + 2] in (["also"], *[[x] for x in WH_WORDS], ["that"]) for i in ands)
+            also = any(low[i + 1 : i + 2] in (["also"], ["which"], ["who"], ["that"]) for i in ands)
             well = any(low[i : i + 3] == ["as", "well", "as"] for i in range(n))
             if both or also or well:
                 intersection = True
@@ -488,16 +518,6 @@ def read_shape(question: str, literals: Mapping[str, AnswerKindName] | None = No
         cue_positions=frozenset(cues))
 
 
-def _looks_gradable(word: str, tok: Token) -> bool:
-    """A comparative adjective, not a noun in -er ("older", "bigger"; not "singer", "river")."""
-    if word in _IRREGULAR_COMPARATIVE:
-        return True
-    base = _comparative_base(word) or ""
-    return len(base) <= 6 and not tok.text[:1].isupper() and word not in ("other", "either", "whether",
-                                                                           "never", "over", "under", "after",
-                                                                           "number", "member", "order")
-
-
 def _wh_kind(tokens: list[Token], low: list[str], first_wh: int | None, read: _Read) -> AnswerKindName:
     """The answer kind a wh-question asks for: "when" / "what year" -> date, "what is the number
     of" -> number, else an entity."""
@@ -531,6 +551,12 @@ def _kind_after_cue(tokens: list[Token], low: list[str], start: int, first_wh: i
     """The class noun after "which" / "what" ("which *country*") or an imperative ("name the *films*")."""
     if first_wh is not None and low[first_wh] in ("which", "what") and first_wh + 1 < len(low):
         nxt = first_wh + 1
+        if low[nxt] == "of":  # "which of her novels"
+            nxt += 1
+            while nxt < len(low) and low[nxt] in _DETERMINERS | {"these", "those", "all"}:
+                nxt += 1
+            if nxt >= len(low):
+                return
         if low[nxt] not in STOPWORDS and low[nxt] not in AUXILIARIES:
             words, pos = _noun_run(tokens, nxt)
             if words and not (len(pos) == 1 and low[pos[0]] in TIME_NOUNS):
