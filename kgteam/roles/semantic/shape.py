@@ -65,7 +65,7 @@ _PREPOSITIONS = _words("in on at for during within from to with by of")
 # nouns that themselves name an amount ("what is the number / total / average of")
 AMOUNT_NOUNS = _words("number amount total sum average percentage proportion ratio")
 _SPELLED_NUMBERS = _words("one two three four five six seven eight nine ten eleven twelve twenty thirty "
-                          "forty fifty hundred thousand million billion trillion dozen")
+                          "forty fifty hundred thousand million billion trillion dozen once twice thrice")
 _SCALE = _words("hundred thousand million billion trillion percent")
 # comparison by preposition, when a number follows: "before 2010", "over 5 million"
 _PREPOSITION_OPS: dict[str, Literal["<", "<=", ">", ">="]] = {
@@ -138,7 +138,7 @@ def _is_number(tok: Token) -> bool:
 def _number_at(question: str, tokens: list[Token], i: int) -> tuple[str, int] | None:
     """The number written from token ``i`` on ("1,000", "5", "2.5 million", "two"), and the index
     after it; skips a leading "$"/"the"/"a"."""
-    while i < len(tokens) and tokens[i].lower in ("the", "a", "an", "than"):
+    while i < len(tokens) and tokens[i].lower in ("the", "a", "an", "than", "year"):
         i += 1
     if i >= len(tokens) or not _is_number(tokens[i]):
         return None
@@ -165,7 +165,12 @@ def _superlative_base(word: str) -> str | None:
     base = word[:-3]
     if base.endswith("i"):  # heaviest
         return base[:-1] + "y"
-    if len(base) > 2 and base[-1] == base[-2]:  # biggest
+    return _undouble(base)
+
+
+def _undouble(base: str) -> str:
+    """"bigg" -> "big", "thinn" -> "thin"; "small", "tall" keep their double letter."""
+    if len(base) > 2 and base[-1] == base[-2] and base[-1] in "bdgmnpt":
         return base[:-1]
     return base
 
@@ -178,13 +183,11 @@ def _comparative_base(word: str) -> str | None:
     base = word[:-2]
     if base.endswith("i"):
         return base[:-1] + "y"
-    if len(base) > 2 and base[-1] == base[-2]:
-        return base[:-1]
-    return base
+    return _undouble(base)
 
 
 def _direction(base: str) -> Order:
-    return "min" if base in _LOW_END or base.rstrip("e") in _LOW_END else "max"
+    return "min" if base in _LOW_END or base + "e" in _LOW_END else "max"
 
 
 def _noun_run(tokens: list[Token], i: int, limit: int = 4) -> tuple[str | None, list[int]]:
@@ -302,7 +305,10 @@ def read_shape(question: str, literals: Mapping[str, AnswerKindName] | None = No
                 count = True
                 cues.update(k for k in range(max(0, i - 2), i + 2) if low[k] in ("the", "total", "a", w, "of"))
                 if read.kind_words is None:
-                    read.kind_words, pos = _noun_run(tokens, i + 2)
+                    k = i + 2
+                    while k < n and low[k] in _DETERMINERS | {"a", "an", "all"}:
+                        k += 1
+                    read.kind_words, pos = _noun_run(tokens, k)
                     read.kind_positions = tuple(pos)
 
     # ---- superlative -------------------------------------------------------------------------
@@ -319,8 +325,7 @@ def read_shape(question: str, literals: Mapping[str, AnswerKindName] | None = No
             # "the top 10 X", "the top-10 X"
             if (w.startswith("top-") and w[4:].isdigit()) or (i + 1 < n and _is_number(tokens[i + 1])):
                 superlative, order, order_words = True, "max", None
-                cues.add(i)
-                break
+                cues.update((i, i + 1) if not w.startswith("top-") else (i,))
             continue
         if w in ("most", "least"):
             prev = low[i - 1] if i > 0 else ""
@@ -368,6 +373,9 @@ def read_shape(question: str, literals: Mapping[str, AnswerKindName] | None = No
                 order = "min" if w == "first" else "max"
                 order_words = w
                 cues.update((i - 1, i) if before_noun else (i,))
+                if before_noun and read.kind_words is None:
+                    words, pos = _noun_run(tokens, i + 1)
+                    read.kind_words, read.kind_positions = words, tuple(pos)
                 break
 
     # ---- comparison --------------------------------------------------------------------------
