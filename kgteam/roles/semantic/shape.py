@@ -492,6 +492,9 @@ def read_shape(question: str, literals: Mapping[str, AnswerKindName] | None = No
             answer_kind = _wh_kind(tokens, low, first_wh, read)
     if read.kind_words is None and form == "select":
         _kind_after_cue(tokens, low, start, first_wh, read)
+    if literals and count and read.kind_words and _counted_literal(read.kind_words, literals):
+        # "how many employees does X have" where the KG stores a number of employees
+        count, answer_kind = False, "number"
     if literals and form == "select" and not count and answer_kind == "entity":
         found = _literal_named(tokens, literals, cues)
         if found is not None:
@@ -579,18 +582,28 @@ def _kind_after_cue(tokens: list[Token], low: list[str], start: int, first_wh: i
             read.kind_words, read.kind_positions = words, tuple(pos)
 
 
+def _counted_literal(kind_words: str, literals: Mapping[str, AnswerKindName]) -> bool:
+    """Does the KG hold the counted thing as a number ("number of employees" for "how many
+    employees")?"""
+    counted = [stem(w) for w in kind_words.split()]
+    for label, kind in literals.items():
+        words = [stem(w) for w in normalise(label).split() if w not in STOPWORDS and w not in AMOUNT_NOUNS]
+        if kind == "number" and words == counted:
+            return True
+    return False
+
+
 def _literal_named(tokens: list[Token], literals: Mapping[str, AnswerKindName],
                    cues: set[int]) -> AnswerKindName | None:
-    """The kind of the KG literal relation the question names, the longest label first."""
-    stems = [stem(t.lower) for t in tokens]
+    """The kind of the KG literal relation the question names ("the date of founding"), the
+    label with most words first; function words on either side are ignored."""
+    content = [(i, stem(t.lower)) for i, t in enumerate(tokens) if t.lower not in STOPWORDS and i not in cues]
+    stems = [w for _, w in content]
     best: tuple[int, AnswerKindName] | None = None
     for label, kind in literals.items():
         words = [stem(w) for w in normalise(label).split() if w not in STOPWORDS]
-        if not words:
+        if not words or (best is not None and len(words) <= best[0]):
             continue
-        for i in range(len(stems) - len(words) + 1):
-            if stems[i : i + len(words)] == words and not cues.intersection(range(i, i + len(words))):
-                if best is None or len(words) > best[0]:
-                    best = (len(words), kind)
-                break
+        if any(stems[i : i + len(words)] == words for i in range(len(stems) - len(words) + 1)):
+            best = (len(words), kind)
     return best[1] if best else None
