@@ -29,6 +29,8 @@ CASES: list[tuple[str, dict]] = [
     ("Which country borders Hungary?", {"shape": "chain", "kind_words": "country"}),
     ("Who won the Budapest Open?", {"shape": "chain", "order": None}),  # -est inside a name
     ("Who played in an under 21 team for the Rovers?", {"shape": "chain", "comparison": None}),
+    ("Who coached the under twenty one side of Norland?", {"shape": "chain", "comparison": None}),
+    ("Who was the First Officer of the Sea Queen?", {"shape": "chain", "order": None}),  # an ordinal in a name
     ("What is the population of Tarnow?", {"shape": "chain", "answer_kind": "entity"}),  # no KG told us
     ("How high is Mont Blanc?", {"shape": "literal", "answer_kind": "number"}),
     ("How old is Ann Bell?", {"shape": "literal", "answer_kind": "number"}),

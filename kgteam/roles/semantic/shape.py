@@ -129,6 +129,16 @@ def _names_a_group(tok: Token) -> bool:
     return w.isalpha() and w not in STOPWORDS and w not in _SPELLED_NUMBERS and not w.endswith("s")
 
 
+def _in_name(tokens: list[Token], i: int) -> bool:
+    """A capitalised word inside a sentence that ends in -est or stands beside another capitalised
+    word is part of a name, not a superlative."""
+    tok = tokens[i]
+    if i == 0 or not tok.text[:1].isupper():
+        return False
+    return (tok.lower.endswith("est") or tokens[i - 1].text[:1].isupper()
+            or (i + 1 < len(tokens) and tokens[i + 1].text[:1].isupper()))
+
+
 def _plural(word: str) -> bool:
     """An -s word that is not an -ss / -us / -is / -ous word ("class", "campus", "populous")."""
     return word.endswith("s") and not word.endswith(("ss", "us", "is")) and len(word) > 3
@@ -154,6 +164,10 @@ def _number_at(question: str, tokens: list[Token], i: int) -> tuple[str, int] | 
     while j < len(tokens) and tokens[j].start < end:
         j += 1
     j = max(j, i + 1)
+    while j < len(tokens) and tokens[j].lower in _SPELLED_NUMBERS and tokens[i].lower in _SPELLED_NUMBERS \
+            and tokens[j].lower not in _SCALE:  # "twenty one"
+        end = tokens[j].end
+        j += 1
     if j < len(tokens) and tokens[j].lower in _SCALE:
         end = tokens[j].end
         j += 1
@@ -331,10 +345,8 @@ class _Reader:
         """-est words, "most / least X", "the top N"; else "the first N" / "... first?"."""
         low, n, tokens = self.low, self.n, self.tokens
         for i, w in enumerate(low):
-            tok = tokens[i]
-            if i > 0 and tok.text[:1].isupper() and (w.endswith("est") or tokens[i - 1].text[:1].isupper()
-                                                     or (i + 1 < n and tokens[i + 1].text[:1].isupper())):
-                continue  # a capitalised word in a name ("Budapest", "The Very Best of", "First Driver")
+            if _in_name(tokens, i):
+                continue  # "Budapest", "The Very Best of", "First Driver"
             if w == "top" or w.startswith("top-"):
                 # "the top 10 X", "the top-10 X"
                 if (w.startswith("top-") and w[4:].isdigit()) or (i + 1 < n and _is_number(tokens[i + 1])):
@@ -383,7 +395,7 @@ class _Reader:
         standing for a superlative on time."""
         low, n = self.low, self.n
         for i, w in enumerate(low):
-            if w not in ("first", "last") or i == 0:
+            if w not in ("first", "last") or i == 0 or _in_name(self.tokens, i):
                 continue
             before_noun = (low[i - 1] in _DETERMINERS and i + 1 < n and not _is_number(self.tokens[i + 1])
                            and low[i + 1] not in STOPWORDS and low[i + 1] != "name")
