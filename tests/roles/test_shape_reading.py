@@ -43,6 +43,7 @@ CASES: list[tuple[str, dict]] = [
     ("What year did the Vale Tower open?", {"shape": "literal", "answer_kind": "date"}),
     ("On which date was the treaty of Norbury signed?", {"shape": "literal", "answer_kind": "date"}),
     ("What is the birth date of Ava Marsh?", {"shape": "literal", "answer_kind": "date"}),
+    ("Give me the birthdays of the Marsh sisters.", {"shape": "literal", "answer_kind": "date"}),
     # --- yes/no --------------------------------------------------------------------------------
     ("Did Ava Marsh ever win an award?", {"form": "ask", "shape": "ask", "answer_kind": "boolean"}),
     ("Is it true that the Seine flows through Paris?", {"form": "ask", "shape": "ask"}),

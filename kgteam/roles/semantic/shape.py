@@ -58,7 +58,8 @@ _DETERMINERS = _words("the its his her their our my your whose 's")
 _HOW_NOT_MEASURE = _words("is are was were do does did has have had can could will would should to come "
                           "about")
 # nouns that themselves name a time ("in which year", "what date")
-TIME_NOUNS = _words("year years date dates day days month months century decade time birthday")
+TIME_NOUNS = _words("year years date dates day days month months century decade time birthday birthdays")
+_DATE_NOUNS = TIME_NOUNS - {"time", "day", "days"}
 # "how many years ..." measures a duration; "in how many years ..." counts them
 _TIME_UNITS = _words("years months weeks days hours minutes seconds decades centuries")
 _PREPOSITIONS = _words("in on at for during within from to with by of")
@@ -523,6 +524,8 @@ class _Reader:
             kind = _wh_kind(self)
         if self.kind_words is None:
             _kind_after_cue(self)
+            if kind == "entity" and self.kind_words and self.kind_words.split()[-1] in _DATE_NOUNS:
+                kind = "date"  # "give me the birthdays of ..."
         if literals and self.count and self.kind_words and _counted_literal(self.kind_words, literals):
             # "how many employees does X have" where the KG stores a number of employees
             self.count, kind = False, "number"
@@ -597,7 +600,7 @@ def _wh_kind(read: _Reader) -> AnswerKindName:
         while head < len(low) and low[head] not in STOPWORDS and head - j < 3:
             head += 1
         phrase = low[j:head]
-        if phrase and phrase[-1] in TIME_NOUNS - {"time", "day", "days"}:
+        if phrase and phrase[-1] in _DATE_NOUNS:
             return "date"
         if phrase and phrase[0] in AMOUNT_NOUNS:
             return "number"
