@@ -58,22 +58,32 @@ _DETERMINERS = _words("the its his her their our my your whose 's")
 _HOW_NOT_MEASURE = _words("is are was were do does did has have had can could will would should to come "
                           "about")
 # nouns that themselves name a time ("in which year", "what date")
-TIME_NOUNS = _words("year years date dates day days month months century decade time birthday")
+TIME_NOUNS = _words("year years date dates day days month months century decade time birthday birthdays")
+_DATE_NOUNS = TIME_NOUNS - {"time", "day", "days"}
 # "how many years ..." measures a duration; "in how many years ..." counts them
 _TIME_UNITS = _words("years months weeks days hours minutes seconds decades centuries")
 _PREPOSITIONS = _words("in on at for during within from to with by of")
 # nouns that themselves name an amount ("what is the number / total / average of")
 AMOUNT_NOUNS = _words("number amount total sum average percentage proportion ratio")
 _SPELLED_NUMBERS = _words("one two three four five six seven eight nine ten eleven twelve twenty thirty "
-                          "forty fifty hundred thousand million billion trillion dozen")
+                          "forty fifty hundred thousand million billion trillion dozen once twice thrice")
 _SCALE = _words("hundred thousand million billion trillion percent")
 # comparison by preposition, when a number follows: "before 2010", "over 5 million"
 _PREPOSITION_OPS: dict[str, Literal["<", "<=", ">", ">="]] = {
     "before": "<", "after": ">", "since": ">=", "until": "<=", "till": "<=", "over": ">",
     "above": ">", "under": "<", "below": "<", "exceeding": ">", "beyond": ">",
 }
+# words a question may open with before its main clause ("So, is ...", "Please list ...")
+_DISCOURSE = _words("and so but then well ok okay please")
+# what may come right before "the number of X" when the number is what is asked for
+_ASKING_FOR = _words("is was are me give tell count list show find what")
 # a clause that may come before the main one: "If ..., is ...?"
 _SUBORDINATORS = _words("if when although though because since as given assuming suppose")
+_AMOUNT_PREPOSITIONS = _words("over under above below")
+# words that start a verb's object or complement ("borders *the* ...", "flows *into* ...")
+_VERB_OBJECT_START = _words("the a an into through in on at from to with by for across along")
+# quantity superlatives: "the most films", "the fewest goals" order by how many
+_QUANTITY = _words("most least fewest")
 _NUMBER = re.compile(r"\$?\d[\d,.]*\d|\$?\d")
 _VERB_LIKE = re.compile(r".{3,}(ed|ing)$")
 
@@ -113,6 +123,28 @@ def _alternative(low: list[str], start: int) -> bool:
     return low[i + 1 : i + 2] != ["not"]
 
 
+def _names_a_group(tok: Token) -> bool:
+    """A singular noun right after a number ("under 18 club", "under twenty one team") makes the
+    number part of a name; a plural ("over 500 employees") or a unit keeps it an amount."""
+    w = tok.lower
+    return w.isalpha() and w not in STOPWORDS and w not in _SPELLED_NUMBERS and not w.endswith("s")
+
+
+def _in_name(tokens: list[Token], i: int) -> bool:
+    """A capitalised word inside a sentence that ends in -est or stands beside another capitalised
+    word is part of a name, not a superlative."""
+    tok = tokens[i]
+    if i == 0 or not tok.text[:1].isupper():
+        return False
+    return (tok.lower.endswith("est") or tokens[i - 1].text[:1].isupper()
+            or (i + 1 < len(tokens) and tokens[i + 1].text[:1].isupper()))
+
+
+def _plural(word: str) -> bool:
+    """An -s word that is not an -ss / -us / -is / -ous word ("class", "campus", "populous")."""
+    return word.endswith("s") and not word.endswith(("ss", "us", "is")) and len(word) > 3
+
+
 def _is_number(tok: Token) -> bool:
     w = tok.lower
     return w[:1].isdigit() or w in _SPELLED_NUMBERS
@@ -121,7 +153,7 @@ def _is_number(tok: Token) -> bool:
 def _number_at(question: str, tokens: list[Token], i: int) -> tuple[str, int] | None:
     """The number written from token ``i`` on ("1,000", "5", "2.5 million", "two"), and the index
     after it; skips a leading "$"/"the"/"a"."""
-    while i < len(tokens) and tokens[i].lower in ("the", "a", "an", "than"):
+    while i < len(tokens) and tokens[i].lower in ("the", "a", "an", "than", "year"):
         i += 1
     if i >= len(tokens) or not _is_number(tokens[i]):
         return None
@@ -133,6 +165,10 @@ def _number_at(question: str, tokens: list[Token], i: int) -> tuple[str, int] | 
     while j < len(tokens) and tokens[j].start < end:
         j += 1
     j = max(j, i + 1)
+    while j < len(tokens) and tokens[j].lower in _SPELLED_NUMBERS and tokens[i].lower in _SPELLED_NUMBERS \
+            and tokens[j].lower not in _SCALE:  # "twenty one"
+        end = tokens[j].end
+        j += 1
     if j < len(tokens) and tokens[j].lower in _SCALE:
         end = tokens[j].end
         j += 1
@@ -148,7 +184,12 @@ def _superlative_base(word: str) -> str | None:
     base = word[:-3]
     if base.endswith("i"):  # heaviest
         return base[:-1] + "y"
-    if len(base) > 2 and base[-1] == base[-2]:  # biggest
+    return _undouble(base)
+
+
+def _undouble(base: str) -> str:
+    """"bigg" -> "big", "thinn" -> "thin"; "small", "tall" keep their double letter."""
+    if len(base) > 2 and base[-1] == base[-2] and base[-1] in "bdgmnpt":
         return base[:-1]
     return base
 
@@ -161,13 +202,11 @@ def _comparative_base(word: str) -> str | None:
     base = word[:-2]
     if base.endswith("i"):
         return base[:-1] + "y"
-    if len(base) > 2 and base[-1] == base[-2]:
-        return base[:-1]
-    return base
+    return _undouble(base)
 
 
 def _direction(base: str) -> Order:
-    return "min" if base in _LOW_END or base.rstrip("e") in _LOW_END else "max"
+    return "min" if base in _LOW_END or base + "e" in _LOW_END else "max"
 
 
 def _noun_run(tokens: list[Token], i: int, limit: int = 4) -> tuple[str | None, list[int]]:
@@ -186,321 +225,362 @@ def _noun_run(tokens: list[Token], i: int, limit: int = 4) -> tuple[str | None, 
             break
         out.append(j)
         # a plural followed by another content word: the second is usually the verb ("rivers flow")
-        if w.endswith("s") and not w.endswith("ss") and j + 1 < len(tokens) and len(out) >= 1:
+        if _plural(w) and j + 1 < len(tokens):
             nxt = tokens[j + 1].lower
             if nxt not in STOPWORDS and nxt not in AUXILIARIES and not tokens[j + 1].text[:1].isupper():
                 j += 1
                 break
         j += 1
-    if len(out) >= 2 and tokens[out[-1]].lower.endswith("s") and j < len(tokens):
+    if len(out) >= 2 and _plural(tokens[out[-1]].lower) and j < len(tokens):
         nxt = tokens[j]
-        # "which country borders Hungary": the -s word before a name or an article is a verb
-        if nxt.text[:1].isupper() or nxt.lower in ("the", "a", "an"):
+        # "which country borders Hungary", "which river flows into": an -s word after a singular,
+        # before a name, an article or a preposition, is a verb
+        if not _plural(tokens[out[-2]].lower) and (nxt.text[:1].isupper() or nxt.lower in _VERB_OBJECT_START):
             out.pop()
     if not out:
         return None, []
     return " ".join(tokens[k].lower for k in out), out
 
 
-@dataclass
-class _Read:
-    cues: set[int]
-    kind_words: str | None = None
-    kind_positions: tuple[int, ...] = ()
+class _Reader:
+    """One question's reading, built step by step; each step adds the positions of its words to
+    ``cues``."""
+
+    def __init__(self, question: str) -> None:
+        self.question = question
+        self.tokens = tokenize(question)
+        self.low = [t.lower for t in self.tokens]
+        self.n = len(self.tokens)
+        self.cues: set[int] = set()
+        self.kind_words: str | None = None
+        self.kind_positions: tuple[int, ...] = ()
+        self.form: Form = "select"
+        self.start = 0  # where the main clause starts
+        self.first_wh = next((i for i, w in enumerate(self.low) if w in WH_WORDS), None)
+        self.count = False
+        self.measure: AnswerKindName | None = None
+        self.superlative = False
+        self.order: Order | None = None
+        self.order_words: str | None = None
+        self.comparison: Op | None = None
+        self.number: str | None = None
+        self.two_way = False
+        self.negated = False
+        self.conjunction: Literal["and", "or"] | None = None
+        self.intersection = False
+
+    def _kind_from(self, i: int, limit: int = 4) -> None:
+        self.kind_words, pos = _noun_run(self.tokens, i, limit)
+        self.kind_positions = tuple(pos)
+
+    def _clause_end_after(self, i: int, marks: str) -> bool:
+        return self.question[self.tokens[i].end :].lstrip()[:1] in ("", *marks)
+
+    def read_form(self) -> None:
+        """Yes/no when the main clause starts with an auxiliary, unless it offers alternatives."""
+        low, n = self.low, self.n
+        while self.start < n and low[self.start] in _DISCOURSE:
+            self.start += 1
+        if self.start < n and low[self.start] in _SUBORDINATORS and "," in self.question:
+            # "If someone died in 1969, is there ...": the main clause comes after the comma
+            comma = self.question.index(",")
+            after = next((i for i, t in enumerate(self.tokens) if t.start > comma), n)
+            if after < n and low[after] in AUXILIARIES:
+                self.start = after
+        start = self.start
+        if start < n and low[start] in AUXILIARIES and not _alternative(low, start):
+            self.form = "ask"
+            self.cues.add(start)
+            if low[start : start + 4] == ["is", "it", "true", "that"]:
+                self.cues.update(range(start, start + 4))
+
+    def read_count(self) -> None:
+        """"how many N", "how often", "count the N", "the (total) number of N"; "how much" and
+        "how high / old / ..." ask for a measure instead."""
+        low, n, cues = self.low, self.n, self.cues
+        for i, w in enumerate(low):
+            if w != "how" or i + 1 >= n:
+                continue
+            nxt = low[i + 1]
+            if nxt == "many" and i + 2 < n and low[i + 2] in _TIME_UNITS and (i == 0 or low[i - 1] not in _PREPOSITIONS):
+                self.measure = "number"  # "how many years did X live": a duration ("how long"), not a count
+                cues.update((i, i + 1))
+            elif nxt == "many" and low[i + 2 : i + 4] in (["people", "live"], ["people", "lived"]):
+                self.measure = "number"  # "how many people live in X" asks for a population, not a list
+                cues.update((i, i + 1))
+            elif nxt == "many":
+                self.count = True
+                cues.update((i, i + 1))
+                self._kind_from(i + 2)
+                # "how many of X's brothers" / "how many of the ..."
+                if self.kind_words is None and i + 2 < n and low[i + 2] == "of":
+                    self._kind_from(i + 3 + (low[i + 3] in _DETERMINERS if i + 3 < n else 0))
+            elif nxt == "often":
+                self.count = True
+                cues.update((i, i + 1))
+            elif nxt == "much":
+                self.measure = "number"
+                cues.update((i, i + 1))
+            elif nxt not in _HOW_NOT_MEASURE and nxt not in STOPWORDS and i == self.first_wh:
+                self.measure = "number"  # how high / old / long / heavy ...
+                cues.update((i, i + 1))
+                self.kind_words = None
+        if self.start < n and low[self.start] == "count":
+            self.count = True
+            cues.add(self.start)
+        for i, w in enumerate(low):
+            # "what is the number of X", "give me the total number of X", "a count of X"
+            if w in _COUNT_NOUNS and i + 1 < n and low[i + 1] == "of" and i > 0 and \
+                    low[i - 1] in ("the", "total", "a") and not self.count and self.form == "select":
+                before = [x for x in low[:i] if x not in ("the", "total", "a")]
+                if not before or before[-1] in _ASKING_FOR:
+                    self.count = True
+                    cues.update(k for k in range(max(0, i - 2), i + 2) if low[k] in ("the", "total", "a", w, "of"))
+                    if self.kind_words is None:
+                        k = i + 2
+                        while k < n and low[k] in _DETERMINERS | {"a", "an", "all"}:
+                            k += 1
+                        self._kind_from(k)
+
+    def read_superlative(self) -> None:
+        """-est words, "most / least X", "the top N"; else "the first N" / "... first?"."""
+        low, n, tokens = self.low, self.n, self.tokens
+        for i, w in enumerate(low):
+            if _in_name(tokens, i):
+                continue  # "Budapest", "The Very Best of", "First Driver"
+            if w == "top" or w.startswith("top-"):
+                # "the top 10 X", "the top-10 X"
+                if (w.startswith("top-") and w[4:].isdigit()) or (i + 1 < n and _is_number(tokens[i + 1])):
+                    self.superlative, self.order, self.order_words = True, "max", None
+                    self.cues.update((i, i + 1) if not w.startswith("top-") else (i,))
+                continue
+            if w in ("most", "least"):
+                if (i > 0 and low[i - 1] == "at") or (i + 1 < n and low[i + 1] == "of"):
+                    continue
+                base: str | None = _IRREGULAR_SUPERLATIVE[w]
+            else:
+                base = _superlative_base(w)
+            if base is None:
+                continue
+            self.superlative = True
+            self.cues.add(i)
+            self.order = _direction(base)
+            if i > 0 and low[i - 1] in ORDINALS | {"the"}:
+                self.cues.add(i - 1)
+            self._order_words(i, w)
+            return
+        if not self.superlative:
+            self._ordinal_superlative()
+
+    def _order_words(self, i: int, w: str) -> None:
+        nxt_words, nxt_pos = _noun_run(self.tokens, i + 1, limit=3)
+        if w in _QUANTITY and nxt_words is not None:
+            head = self.low[nxt_pos[0]]
+            if w != "fewest" and _superlative_base(head) is None and not _plural(head):
+                # "most populous": the adjective carries the attribute
+                self.order_words = head
+                rest, rest_pos = _noun_run(self.tokens, nxt_pos[0] + 1)
+                if rest and self.kind_words is None:
+                    self.kind_words, self.kind_positions = rest, tuple(rest_pos)
+            else:
+                self.order_words = nxt_words  # "the most films": ordered by how many
+        elif nxt_words is not None and i >= 2 and self.low[i - 2] in ("has", "have", "had", "with", "by"):
+            self.order_words = nxt_words  # "has the largest capacity"
+        else:
+            self.order_words = w  # "the highest mountain": the adjective names the attribute
+            if nxt_words is not None and self.kind_words is None:
+                self.kind_words, self.kind_positions = nxt_words, tuple(nxt_pos)
+
+    def _ordinal_superlative(self) -> None:
+        """"the first album", "their last film", "which ... was published first?": an ordinal
+        standing for a superlative on time."""
+        low, n = self.low, self.n
+        for i, w in enumerate(low):
+            if w not in ("first", "last") or i == 0 or _in_name(self.tokens, i):
+                continue
+            before_noun = (low[i - 1] in _DETERMINERS and i + 1 < n and not _is_number(self.tokens[i + 1])
+                           and low[i + 1] not in STOPWORDS and low[i + 1] != "name")
+            if before_noun or (self._clause_end_after(i, "?.!") and self.first_wh is not None
+                               and self.form == "select"):
+                self.superlative = True
+                self.order = "min" if w == "first" else "max"
+                self.order_words = w
+                self.cues.update((i - 1, i) if before_noun else (i,))
+                if before_noun and self.kind_words is None:
+                    self._kind_from(i + 1)
+                return
+
+    def read_comparison(self) -> None:
+        """"-er than", "more / fewer X than", "at least / at most N", "before / after / since /
+        over / under N", "prior to N", "between N and M"."""
+        low, n, question, tokens = self.low, self.n, self.question, self.tokens
+        for i, w in enumerate(low):
+            if w == "than" and i > 0 and low[i - 1] not in ("other", "rather"):
+                cand = next((m for m in range(i - 1, max(0, i - 4) - 1, -1) if _comparative_base(low[m]) is not None
+                             and (m == i - 1 or low[m] in _IRREGULAR_COMPARATIVE)), None)
+                if cand is None:
+                    continue
+                op: Op = "<" if _direction(_comparative_base(low[cand]) or "") == "min" else ">"
+                if cand > 0 and low[cand - 1] == "no":  # "no more than"
+                    op = ">=" if op == "<" else "<="
+                    self.cues.add(cand - 1)
+                self.comparison = op
+                self.cues.update({cand, i})
+                got = _number_at(question, tokens, i + 1)
+                self.number = got[0] if got else None
+                if self.order_words is None:
+                    self.order_words = low[cand] if cand == i - 1 else " ".join(low[cand + 1 : i])
+                return
+            if w in ("least", "most") and i > 0 and low[i - 1] == "at":
+                got = _number_at(question, tokens, i + 1)
+                if got:
+                    self.comparison, self.number = (">=" if w == "least" else "<="), got[0]
+                    self.cues.update((i - 1, i))
+                    return
+            if w in _PREPOSITION_OPS or (w == "prior" and i + 1 < n and low[i + 1] == "to"):
+                at = i + 2 if w == "prior" else i + 1
+                got = _number_at(question, tokens, at)
+                if got and w in _AMOUNT_PREPOSITIONS and got[1] < n and _names_a_group(tokens[got[1]]):
+                    continue  # "an under 18 club": the number names a kind, compares nothing
+                if got:
+                    self.comparison = "<" if w == "prior" else _PREPOSITION_OPS[w]
+                    self.number = got[0]
+                    self.cues.update(range(i, at))
+                    return
+            if w == "between":
+                got = _number_at(question, tokens, i + 1)
+                if got and got[1] < n and low[got[1]] == "and" and _number_at(question, tokens, got[1] + 1):
+                    self.comparison, self.number = ">=", got[0]
+                    self.cues.update((i, got[1]))
+                    return
+
+    def read_two_way(self) -> None:
+        """A comparative put as "which of two" ("Who is older, A or B?") is the better of the two:
+        a superlative over the named alternatives."""
+        low, n = self.low, self.n
+        if "or" not in low:
+            return
+        if self.comparison is not None:
+            if self.number is None and "than" not in low:
+                self.two_way = True
+        elif self.form == "select":
+            for i, w in enumerate(low):
+                b = "early" if w == "first" else "late" if w == "last" else _comparative_base(w)
+                if b is None or self.tokens[i].text[:1].isupper():
+                    continue
+                ends_clause = self._clause_end_after(i, ",:;?.!")
+                if ends_clause or (w in ("more", "less", "fewer") and i + 1 < n and low[i + 1] != "than"):
+                    self.two_way = True
+                    self.order = _direction(b)
+                    self.order_words = w if ends_clause else " ".join(low[i : i + 2])
+                    self.cues.add(i)
+                    break
+        if self.two_way:
+            self.superlative = True
+            self.order = self.order or ("min" if self.comparison in ("<", "<=") else "max")
+            self.comparison = None
+
+    def read_negation(self) -> None:
+        low = self.low
+        for i, w in enumerate(low):
+            if (w in NEGATORS or w.endswith("n't")) and i not in self.cues:
+                if w == "no" and i + 1 < self.n and low[i + 1] in ("more", "less", "fewer", "later", "earlier"):
+                    continue
+                if w.endswith("n't") and i == self.start and self.form == "ask":
+                    continue  # "Isn't X ...?" asks the same as "Is X ...?"
+                self.negated = True
+                self.cues.add(i)
+
+    def read_coordination(self) -> None:
+        """"or" / "either ... or"; "both ... and", "and also / which / who / that", "as well as".
+        A bare "and" may sit inside a name ("War and Peace"): it is recorded, not read as a join."""
+        low, n = self.low, self.n
+        as_well_as = any(low[i : i + 3] == ["as", "well", "as"] for i in range(n))
+        if "or" in low:
+            self.conjunction = "or"
+            self.cues.update(i for i, w in enumerate(low) if w in ("or", "either"))
+        elif "and" in low:
+            ands = [i for i, w in enumerate(low) if w == "and" and i not in self.cues]
+            if ands:
+                self.conjunction = "and"
+                both = [i for i, w in enumerate(low) if w == "both" and i < ands[-1]]
+                joined = any(low[i + 1 : i + 2] in (["also"], ["which"], ["who"], ["that"]) for i in ands)
+                if both or joined or as_well_as:
+                    self.intersection = True
+                    self.cues.update(both + ands)
+        elif as_well_as:
+            self.conjunction = "and"
+            self.intersection = True
+
+    def answer_kind(self, literals: Mapping[str, AnswerKindName] | None) -> AnswerKindName:
+        if self.form == "ask":
+            return "boolean"
+        kind: AnswerKindName
+        if self.count:
+            kind = "number"
+        elif self.measure is not None:
+            kind = self.measure
+        else:
+            kind = _wh_kind(self)
+        if self.kind_words is None:
+            _kind_after_cue(self)
+            if kind == "entity" and self.kind_words and self.kind_words.split()[-1] in _DATE_NOUNS:
+                kind = "date"  # "give me the birthdays of ..."
+        if literals and self.count and self.kind_words and _counted_literal(self.kind_words, literals):
+            # "how many employees does X have" where the KG stores a number of employees
+            self.count, kind = False, "number"
+        if literals and not self.count and kind == "entity":
+            kind = _literal_named(self.tokens, literals, self.cues) or kind
+        return kind
+
+    def shape(self, answer_kind: AnswerKindName) -> Shape:
+        """One label, by precedence: ask > count > superlative > comparative > negation > union >
+        intersection > literal > chain."""
+        if self.form == "ask":
+            return "ask"
+        if self.count:
+            return "count"
+        if self.superlative:
+            return "superlative"
+        if self.comparison is not None:
+            return "comparative"
+        if self.negated:
+            return "negation"
+        if self.conjunction == "or":
+            return "union"
+        if self.intersection:
+            return "intersection"
+        return "literal" if answer_kind in ("number", "date", "string") else "chain"
 
 
 def read_shape(question: str, literals: Mapping[str, AnswerKindName] | None = None) -> ShapeReading:
     """Read the shape of ``question`` (see module doc).
 
     ``literals`` optionally maps the KG's literal relation labels ("population", "birth date") to
-    the kind of value they hold; a question naming one asks for that literal, not an entity."""
-    tokens = tokenize(question)
-    low = [t.lower for t in tokens]
-    n = len(tokens)
-    cues: set[int] = set()
-    read = _Read(cues)
-
-    # ---- form: yes/no or select -------------------------------------------------------------
-    form: Form = "select"
-    start = 0
-    while start < n and low[start] in ("and", "so", "but", "then", "well", "ok", "okay", "please"):
-        start += 1
-    if start < n and low[start] in _SUBORDINATORS and "," in question:
-        # "If someone died in 1969, is there ...": the main clause comes after the comma
-        comma = question.index(",")
-        after = next((i for i, t in enumerate(tokens) if t.start > comma), n)
-        if after < n and low[after] in AUXILIARIES:
-            start = after
-    if start < n and low[start] in AUXILIARIES and not _alternative(low, start):
-        form = "ask"
-        cues.add(start)
-        if low[start : start + 4] == ["is", "it", "true", "that"]:
-            cues.update(range(start, start + 4))
-
-    # ---- count -------------------------------------------------------------------------------
-    count = False
-    answer_kind: AnswerKindName = "boolean" if form == "ask" else "entity"
-    measure_kind: AnswerKindName | None = None
-    first_wh = next((i for i, w in enumerate(low) if w in WH_WORDS), None)
-    for i, w in enumerate(low):
-        if w != "how" or i + 1 >= n:
-            continue
-        nxt = low[i + 1]
-        if nxt == "many" and i + 2 < n and low[i + 2] in _TIME_UNITS and (i == 0 or low[i - 1] not in _PREPOSITIONS):
-            measure_kind = "number"  # "how many years did X live": a duration ("how long"), not a count
-            cues.update((i, i + 1))
-        elif nxt == "many":
-            count = True
-            cues.update((i, i + 1))
-            read.kind_words, pos = _noun_run(tokens, i + 2)
-            read.kind_positions = tuple(pos)
-            # "how many of X's brothers" / "how many of the ..."
-            if read.kind_words is None and i + 2 < n and low[i + 2] == "of":
-                read.kind_words, pos = _noun_run(tokens, i + 3 + (low[i + 3] in _DETERMINERS if i + 3 < n else 0))
-                read.kind_positions = tuple(pos)
-        elif nxt == "often":
-            count = True
-            cues.update((i, i + 1))
-        elif nxt == "much":
-            measure_kind = "number"
-            cues.update((i, i + 1))
-        elif nxt not in _HOW_NOT_MEASURE and nxt not in STOPWORDS and i == first_wh:
-            measure_kind = "number"  # how high / old / long / heavy ...
-            cues.update((i, i + 1))
-            read.kind_words = None
-    if start < n and low[start] == "count":
-        count = True
-        cues.add(start)
-    for i, w in enumerate(low):
-        # "the number of X", "the total number of X" asked for ("what is the number of", "give the number of")
-        if w in _COUNT_NOUNS and i + 1 < n and low[i + 1] == "of" and i > 0 and \
-                low[i - 1] in ("the", "total", "a") and not count and form == "select":
-            before = [x for x in low[:i] if x not in ("the", "total", "a")]
-            if not before or before[-1] in ("is", "was", "are", "me", "give", "tell", "count", "list", "show",
-                                             "find", "what"):
-                count = True
-                cues.update(k for k in range(max(0, i - 2), i + 2) if low[k] in ("the", "total", "a", w, "of"))
-                if read.kind_words is None:
-                    read.kind_words, pos = _noun_run(tokens, i + 2)
-                    read.kind_positions = tuple(pos)
-
-    # ---- superlative -------------------------------------------------------------------------
-    order: Order | None = None
-    order_words: str | None = None
-    superlative = False
-    for i, w in enumerate(low):
-        tok = tokens[i]
-        if i > 0 and tok.text[:1].isupper() and (w.endswith("est") or tokens[i - 1].text[:1].isupper()
-                                                 or (i + 1 < n and tokens[i + 1].text[:1].isupper())):
-            continue  # a capitalised word in a name ("Budapest", "The Very Best of", "First Driver")
-        base: str | None = None
-        if w == "top" or w.startswith("top-"):
-            # "the top 10 X", "the top-10 X"
-            if (w.startswith("top-") and w[4:].isdigit()) or (i + 1 < n and _is_number(tokens[i + 1])):
-                superlative, order, order_words = True, "max", None
-                cues.add(i)
-                break
-            continue
-        if w in ("most", "least"):
-            prev = low[i - 1] if i > 0 else ""
-            if prev == "at" or (i + 1 < n and low[i + 1] == "of"):
-                continue
-            base = _IRREGULAR_SUPERLATIVE[w]
-        else:
-            base = _superlative_base(w)
-        if base is None:
-            continue
-        superlative = True
-        cues.add(i)
-        order = _direction(base)
-        if i > 0 and low[i - 1] in ORDINALS | {"the"}:
-            cues.add(i - 1)
-        nxt_words, nxt_pos = _noun_run(tokens, i + 1, limit=3)
-        if w in ("most", "least") and nxt_words is not None:
-            head = tokens[nxt_pos[0]].lower
-            if _superlative_base(head) is None and not head.endswith("s"):
-                # "most populous": the adjective carries the attribute
-                order_words = head
-                if len(nxt_pos) > 1:
-                    rest, rest_pos = _noun_run(tokens, nxt_pos[1])
-                    if rest and read.kind_words is None:
-                        read.kind_words, read.kind_positions = rest, tuple(rest_pos)
-            else:
-                order_words = nxt_words  # "the most films": ordered by how many
-        elif nxt_words is not None and i >= 2 and low[i - 2] in ("has", "have", "had", "with", "by"):
-            order_words = nxt_words  # "has the largest capacity"
-        else:
-            order_words = w  # "the highest mountain": the adjective names the attribute
-            if nxt_words is not None and read.kind_words is None:
-                read.kind_words, read.kind_positions = nxt_words, tuple(nxt_pos)
-        break
-    if not superlative:
-        # "the first album", "their last film": an ordinal standing for a superlative on time
-        for i, w in enumerate(low):
-            if w in ("first", "last") and i > 0 and low[i - 1] in _DETERMINERS and i + 1 < n and \
-                    not _is_number(tokens[i + 1]) and low[i + 1] not in STOPWORDS and low[i + 1] != "name":
-                superlative = True
-                order = "min" if w == "first" else "max"
-                order_words = w
-                cues.update((i - 1, i))
-                break
-
-    # ---- comparison --------------------------------------------------------------------------
-    comparison: Op | None = None
-    number: str | None = None
-    two_way = False  # "A or B": which of two
-    for i, w in enumerate(low):
-        if w == "than" and i > 0 and low[i - 1] not in ("other", "rather"):
-            # "-er than" / "more X than" / "more than N"
-            k = i - 1
-            j = max(0, i - 4)
-            cand = None
-            for m in range(k, j - 1, -1):
-                b = _comparative_base(low[m])
-                if b is not None and (m == k or low[m] in _IRREGULAR_COMPARATIVE):
-                    cand = m
-                    break
-            if cand is None:
-                continue
-            b = _comparative_base(low[cand]) or ""
-            negated_cmp = cand > 0 and low[cand - 1] == "no"
-            op: Op = "<" if _direction(b) == "min" else ">"
-            if negated_cmp:
-                op = ">=" if op == "<" else "<="
-                cues.add(cand - 1)
-            comparison = op
-            cues.update({cand, i})
-            got = _number_at(question, tokens, i + 1)
-            if got:
-                number = got[0]
-            if order_words is None:
-                order_words = low[cand] if cand == k else " ".join(low[cand + 1 : i]) or low[cand]
-            break
-        if w in ("least", "most") and i > 0 and low[i - 1] == "at":
-            got = _number_at(question, tokens, i + 1)
-            if got:
-                comparison = ">=" if w == "least" else "<="
-                number = got[0]
-                cues.update((i - 1, i))
-                break
-        if w in _PREPOSITION_OPS or (w == "prior" and i + 1 < n and low[i + 1] == "to"):
-            at = i + 2 if w == "prior" else i + 1
-            got = _number_at(question, tokens, at)
-            if got:
-                comparison = "<" if w == "prior" else _PREPOSITION_OPS[w]
-                number = got[0]
-                cues.update(range(i, at))
-                break
-        if w == "between":
-            got = _number_at(question, tokens, i + 1)
-            if got and got[1] < n and low[got[1]] == "and" and _number_at(question, tokens, got[1] + 1):
-                comparison = ">="
-                number = got[0]
-                cues.update((i, got[1]))
-                break
-    # a comparative put as "which of two": "Who is older, A or B?" -> the larger of the two
-    if comparison is not None and number is None and "than" not in low and "or" in low:
-        two_way = True
-    elif comparison is None and "or" in low and form == "select":
-        for i, w in enumerate(low[: low.index("or")]):
-            b = _comparative_base(w)
-            if b is not None and low[i + 1] != "than" and _looks_gradable(w, tokens[i]):
-                two_way = True
-                order = _direction(b)
-                order_words = w
-                cues.add(i)
-                break
-    if two_way:
-        superlative = True
-        order = order or ("min" if comparison in ("<", "<=") else "max")
-        comparison = None
-
-    # ---- negation, coordination --------------------------------------------------------------
-    negated = False
-    for i, w in enumerate(low):
-        if (w in NEGATORS or w.endswith("n't")) and i not in cues:
-            if w == "no" and i + 1 < n and low[i + 1] in ("more", "less", "fewer", "later", "earlier"):
-                continue
-            if w.endswith("n't") and i == start and form == "ask":
-                continue  # "Isn't X ...?" asks the same as "Is X ...?"
-            negated = True
-            cues.add(i)
-    conjunction: Literal["and", "or"] | None = None
-    intersection = False
-    if "or" in low:
-        conjunction = "or"
-        cues.update(i for i, w in enumerate(low) if w in ("or", "either"))
-    elif "and" in low:
-        ands = [i for i, w in enumerate(low) if w == "and" and i not in cues]
-        if ands:
-            conjunction = "and"
-            both = [i for i, w in enumerate(low) if w == "both" and i < ands[-1]]
-            also = any(low[i + 1 : i + 2] in (["also"], *[[x] for x in WH_WORDS], ["that"]) for i in ands)
-            well = any(low[i : i + 3] == ["as", "well", "as"] for i in range(n))
-            if both or also or well:
-                intersection = True
-                cues.update(both + ands)
-    elif any(low[i : i + 3] == ["as", "well", "as"] for i in range(n)):
-        conjunction = "and"
-        intersection = True
-
-    # ---- answer kind and the kind noun -------------------------------------------------------
-    if form == "select":
-        if count:
-            answer_kind = "number"
-        elif measure_kind is not None:
-            answer_kind = measure_kind
-        else:
-            answer_kind = _wh_kind(tokens, low, first_wh, read)
-    if read.kind_words is None and form == "select":
-        _kind_after_cue(tokens, low, start, first_wh, read)
-    if literals and form == "select" and not count and answer_kind == "entity":
-        found = _literal_named(tokens, literals, cues)
-        if found is not None:
-            answer_kind = found
-
-    # ---- one label, by precedence ------------------------------------------------------------
-    shape: Shape
-    if form == "ask":
-        shape = "ask"
-    elif count:
-        shape = "count"
-    elif superlative:
-        shape = "superlative"
-    elif comparison is not None:
-        shape = "comparative"
-    elif negated:
-        shape = "negation"
-    elif conjunction == "or":
-        shape = "union"
-    elif intersection:
-        shape = "intersection"
-    elif answer_kind in ("number", "date", "string"):
-        shape = "literal"
-    else:
-        shape = "chain"
-    cues.difference_update(read.kind_positions)
+    the kind of value they hold; a question naming one asks for that literal, not an entity, and
+    "how many N" asks for the stored number when the KG holds a "number of N"."""
+    r = _Reader(question)
+    r.read_form()
+    r.read_count()
+    r.read_superlative()
+    r.read_comparison()
+    r.read_two_way()
+    r.read_negation()
+    r.read_coordination()
+    kind = r.answer_kind(literals)
+    shape = r.shape(kind)
     return ShapeReading(
-        form=form, shape=shape, answer_kind=answer_kind, kind_words=read.kind_words,
-        order=order if superlative or two_way else None,
-        order_words=order_words if (superlative or comparison is not None) else None,
-        comparison=comparison, number=number, negated=negated, conjunction=conjunction,
-        cue_positions=frozenset(cues))
+        form=r.form, shape=shape, answer_kind=kind, kind_words=r.kind_words,
+        order=r.order if r.superlative else None,
+        order_words=r.order_words if (r.superlative or r.comparison is not None) else None,
+        comparison=r.comparison, number=r.number, negated=r.negated, conjunction=r.conjunction,
+        cue_positions=frozenset(r.cues - set(r.kind_positions)))
 
 
-def _looks_gradable(word: str, tok: Token) -> bool:
-    """A comparative adjective, not a noun in -er ("older", "bigger"; not "singer", "river")."""
-    if word in _IRREGULAR_COMPARATIVE:
-        return True
-    base = _comparative_base(word) or ""
-    return len(base) <= 6 and not tok.text[:1].isupper() and word not in ("other", "either", "whether",
-                                                                           "never", "over", "under", "after",
-                                                                           "number", "member", "order")
-
-
-def _wh_kind(tokens: list[Token], low: list[str], first_wh: int | None, read: _Read) -> AnswerKindName:
+def _wh_kind(read: _Reader) -> AnswerKindName:
     """The answer kind a wh-question asks for: "when" / "what year" -> date, "what is the number
     of" -> number, else an entity."""
+    low, first_wh = read.low, read.first_wh
     if first_wh is None:
         return "entity"
     w = low[first_wh]
@@ -520,17 +600,24 @@ def _wh_kind(tokens: list[Token], low: list[str], first_wh: int | None, read: _R
         while head < len(low) and low[head] not in STOPWORDS and head - j < 3:
             head += 1
         phrase = low[j:head]
-        if phrase and phrase[-1] in TIME_NOUNS - {"time", "day", "days"}:
+        if phrase and phrase[-1] in _DATE_NOUNS:
             return "date"
         if phrase and phrase[0] in AMOUNT_NOUNS:
             return "number"
     return "entity"
 
 
-def _kind_after_cue(tokens: list[Token], low: list[str], start: int, first_wh: int | None, read: _Read) -> None:
+def _kind_after_cue(read: _Reader) -> None:
     """The class noun after "which" / "what" ("which *country*") or an imperative ("name the *films*")."""
+    tokens, low, start, first_wh = read.tokens, read.low, read.start, read.first_wh
     if first_wh is not None and low[first_wh] in ("which", "what") and first_wh + 1 < len(low):
         nxt = first_wh + 1
+        if low[nxt] == "of":  # "which of her novels"
+            nxt += 1
+            while nxt < len(low) and low[nxt] in _DETERMINERS | {"these", "those", "all"}:
+                nxt += 1
+            if nxt >= len(low):
+                return
         if low[nxt] not in STOPWORDS and low[nxt] not in AUXILIARIES:
             words, pos = _noun_run(tokens, nxt)
             if words and not (len(pos) == 1 and low[pos[0]] in TIME_NOUNS):
@@ -545,18 +632,28 @@ def _kind_after_cue(tokens: list[Token], low: list[str], start: int, first_wh: i
             read.kind_words, read.kind_positions = words, tuple(pos)
 
 
+def _counted_literal(kind_words: str, literals: Mapping[str, AnswerKindName]) -> bool:
+    """Does the KG hold the counted thing as a number ("number of employees" for "how many
+    employees")?"""
+    counted = [stem(w) for w in kind_words.split()]
+    for label, kind in literals.items():
+        words = [stem(w) for w in normalise(label).split() if w not in STOPWORDS and w not in AMOUNT_NOUNS]
+        if kind == "number" and words == counted:
+            return True
+    return False
+
+
 def _literal_named(tokens: list[Token], literals: Mapping[str, AnswerKindName],
                    cues: set[int]) -> AnswerKindName | None:
-    """The kind of the KG literal relation the question names, the longest label first."""
-    stems = [stem(t.lower) for t in tokens]
+    """The kind of the KG literal relation the question names ("the date of founding"), the
+    label with most words first; function words on either side are ignored."""
+    content = [(i, stem(t.lower)) for i, t in enumerate(tokens) if t.lower not in STOPWORDS and i not in cues]
+    stems = [w for _, w in content]
     best: tuple[int, AnswerKindName] | None = None
     for label, kind in literals.items():
         words = [stem(w) for w in normalise(label).split() if w not in STOPWORDS]
-        if not words:
+        if not words or (best is not None and len(words) <= best[0]):
             continue
-        for i in range(len(stems) - len(words) + 1):
-            if stems[i : i + len(words)] == words and not cues.intersection(range(i, i + len(words))):
-                if best is None or len(words) > best[0]:
-                    best = (len(words), kind)
-                break
+        if any(stems[i : i + len(words)] == words for i in range(len(stems) - len(words) + 1)):
+            best = (len(words), kind)
     return best[1] if best else None
