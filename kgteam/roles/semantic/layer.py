@@ -153,8 +153,10 @@ class SemanticLayer:
                               settings=self.settings.scoring, type_positions=type_positions(tokens, span),
                               other_names={label: [*names[label], *phrases[label]] for label in uniq})
 
-    async def candidate_paths(self, question: str, mention: Mention) -> list[tuple[RelationPath, PathScore]]:
-        """Beam search over paths from the mention's entities, scored at every depth."""
+    async def candidate_paths(self, question: str, mention: Mention, exclude: Sequence[tuple[int, int]] = ()
+                              ) -> list[tuple[RelationPath, PathScore]]:
+        """Beam search over paths from the mention's entities, scored at every depth; the words in
+        ``exclude`` (a class the question names, say) name no relation."""
         entities = mention.exact_iris()[: self.settings.max_entities]
         paths: list[RelationPath] = []
         for iri in entities:
@@ -167,17 +169,18 @@ class SemanticLayer:
         for _depth in range(2, self.settings.max_hops + 1):
             if not frontier:
                 break
-            scorer = await self.scorer(question, mention, [s for p in all_paths for s in p.steps])
+            scorer = await self.scorer(question, mention, [s for p in all_paths for s in p.steps], exclude)
             ranked = sorted(frontier, key=lambda p: -scorer.score(p.steps, literal_end=p.literal_end).score)[: self.settings.beam]
             grown = await asyncio.gather(*(extend(self.tools, p) for p in ranked))
             frontier = [p for g in grown for p in g]
             all_paths += frontier
-        scorer = await self.scorer(question, mention, [s for p in all_paths for s in p.steps])
+        scorer = await self.scorer(question, mention, [s for p in all_paths for s in p.steps], exclude)
         scored = [(p, scorer.score(p.steps, literal_end=p.literal_end)) for p in all_paths]
         scored.sort(key=lambda ps: (-ps[1].score, len(ps[0].steps), ps[0].key))
         return scored
 
-    async def rank(self, question: str, mentions: list[Mention] | None = None, *, keep: int = 24) -> RelationPaths:
+    async def rank(self, question: str, mentions: list[Mention] | None = None, *, keep: int = 24,
+                   exclude: Sequence[tuple[int, int]] = ()) -> RelationPaths:
         """Best paths over the likeliest mentions (``keep`` of them, every length), best first.
 
         The best ``executed`` paths are run: a path whose query returns nothing is dropped, and
@@ -187,7 +190,7 @@ class SemanticLayer:
             mentions = await spot_mentions(question, self.tools)
         scored: list[tuple[RelationPath, PathScore, Mention]] = []
         for mention in mentions[: self.settings.max_mentions]:
-            scored += [(p, s, mention) for p, s in (await self.candidate_paths(question, mention))[:keep]]
+            scored += [(p, s, mention) for p, s in (await self.candidate_paths(question, mention, exclude))[:keep]]
         scored.sort(key=lambda t: (-t[1].score, len(t[0].steps), t[0].key))
         ranked: list[RankedPath] = []
         executed = 0

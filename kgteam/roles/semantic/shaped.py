@@ -20,6 +20,7 @@ the only English here is the closed class of gradable adjectives and their dimen
 
 from __future__ import annotations
 
+import contextlib
 import math
 import re
 from collections.abc import Sequence
@@ -27,7 +28,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from kgteam.protocols.evidence import RelationMatch
-from kgteam.protocols.payloads import RankedPath, RelationPaths, path_confidence
+from kgteam.protocols.payloads import CONFIDENCE_SUPPORT, RankedPath, RelationPaths, path_confidence
 from kgteam.protocols.query_graph import (
     RDF_TYPE,
     XSD,
@@ -45,7 +46,8 @@ from kgteam.protocols.query_graph import (
     Var,
 )
 from kgteam.roles.semantic.scoring import lexical_similarity
-from kgteam.roles.semantic.shape import ShapeReading
+from kgteam.roles.semantic.shape import ShapeReading, read_shape
+from kgteam.roles.semantic.text import normalise, tokenize
 from kgteam.tools.query_builder import compile_query, group
 from kgteam.tools.types import ToolError
 
@@ -167,25 +169,100 @@ class ShapedReader:
         self.max_executed = max_executed
         self.value_sample = value_sample
         self._labels: dict[str, str] = {}
+        self._is_class: dict[str, bool] = {}
 
-    async def read(self, question: str, shape: ShapeReading, paths: RelationPaths,
-                   mentions: Sequence[Any] = ()) -> ShapedReading | None:
+    async def read(self, question: str, paths: RelationPaths, mentions: Sequence[Any] = (),
+                   shape: ShapeReading | None = None) -> ShapedReading | None:
         """The reading for a non-chain shape (or a chain whose kind the best path misses), or None
-        when the plain chain reading stands."""
+        when the plain chain reading stands. Named classes ("which *town*") constrain the answer;
+        a class spotted as a mention is a kind, not a topic."""
+        if shape is None:
+            shape = read_shape(question, literal_relations(paths))
         kind = AnswerKind(kind=shape.answer_kind)
-        topics = sorted({p.entity for p in paths.paths})
+        classes = await self._class_iris({iri for m in mentions for iri in _mention_iris(m)})
+        if classes:
+            kept = [p for p in paths.paths if p.entity not in classes]
+            paths = paths.model_copy(update={"paths": kept})
+            mentions = [m for m in mentions if not set(_mention_iris(m)) & classes]
+        klass = await self._class_named(shape.kind_words) if shape.kind_words else None
+        if klass is not None and kind.kind == "entity":
+            kind = AnswerKind(kind="entity", class_iri=klass, class_label=shape.kind_words)
+        if not paths.paths:
+            return None
         if shape.form == "ask":
             return await self._ask(shape, paths, mentions)
         if shape.shape == "count":
-            return await self._count(paths, topics)
+            counted = AnswerKind(kind="entity", class_iri=klass, class_label=shape.kind_words if klass else None)
+            return await self._count(paths, counted, klass)
         if shape.shape == "superlative" and shape.order:
-            return await self._superlative(question, shape, paths, kind)
+            return await self._ordered(shape, paths, kind, klass)
         if shape.shape == "comparative" and shape.comparison and shape.number:
-            return await self._comparative(question, shape, paths, kind)
+            return await self._ordered(shape, paths, kind, klass)
         joined = await self._intersection(paths, mentions, kind)
         if joined is not None:
             return joined
-        return await self._kind_checked(paths, kind)
+        return await self._kind_checked(paths, kind, explicit=_explicit_kind(question, shape, klass))
+
+    # ------------------------------------------------------------------ classes
+    async def class_word_spans(self, question: str, shape: ShapeReading | None = None) -> list[tuple[int, int]]:
+        """Token spans of the kind words ("which *rivers*") when the KG has a class of that name:
+        those words name the answer's class, so the layer must not read them as a relation."""
+        shape = shape or read_shape(question)
+        if not shape.kind_words or await self._class_named(shape.kind_words) is None:
+            return []
+        words = normalise(shape.kind_words).split()
+        tokens = [t.lower for t in tokenize(question)]
+        for i in range(len(tokens) - len(words) + 1):
+            if tokens[i : i + len(words)] == words:
+                return [(i, i + len(words))]
+        return []
+
+    async def _class_iris(self, iris: set[str]) -> set[str]:
+        """Which of ``iris`` are classes of the KG (something is typed with them)."""
+        out: set[str] = set()
+        for i in sorted(iris):
+            if i not in self._is_class:
+                t = Triple(subject=Var(name="s"), predicate=Iri(iri=RDF_TYPE), object=Iri(iri=i))
+                try:
+                    res = await self.tools["run_sparql"](compile_query(QueryGraph(form="ask", where=Group(triples=[t]))))
+                    self._is_class[i] = bool(res.boolean)
+                except ToolError:
+                    self._is_class[i] = False
+            if self._is_class[i]:
+                out.add(i)
+        return out
+
+    async def _class_named(self, words: str) -> str | None:
+        """The KG class whose name is the kind words (singular or plural), if the KG has one."""
+        forms = list(dict.fromkeys([words, singular(words), words.split()[-1], singular(words.split()[-1])]))
+        for form in forms:
+            try:
+                hits = await self.tools["search_entities"](form, k=5)
+            except (ToolError, KeyError):
+                return None
+            exact = [h.iri for h in hits if normalise(h.matched) == normalise(form) or normalise(h.label) == normalise(form)]
+            found = await self._class_iris(set(exact))
+            if found:
+                return sorted(found)[0]
+        return None
+
+    async def _members(self, values: list[dict[str, Any]], klass: str) -> int:
+        iris = [v["value"] for v in values[:50] if v.get("type") == "uri"]
+        if not iris:
+            return 0
+        x = Var(name="x")
+        g = QueryGraph(answer=[x], where=Group(values={"x": [Iri(iri=i) for i in iris]},
+                                               triples=[Triple(subject=x, predicate=Iri(iri=RDF_TYPE), object=Iri(iri=klass))]))
+        try:
+            return len(await self._run(g))
+        except ToolError:
+            return 0
+
+    async def _fits_class(self, path: RankedPath, klass: str | None) -> bool:
+        if klass is None:
+            return True
+        values = await self._answers(path)
+        return bool(values) and await self._members(values, klass) >= max(1, math.ceil(0.5 * min(50, len(values))))
 
     # ------------------------------------------------------------------ helpers
     async def _run(self, graph: QueryGraph, limit: int = 1000) -> list[dict[str, Any]]:
@@ -195,10 +272,8 @@ class ShapedReader:
     async def _names(self, iris: Sequence[str]) -> dict[str, str]:
         missing = sorted({i for i in iris if i not in self._labels})
         if missing:
-            try:
+            with contextlib.suppress(ToolError, KeyError):
                 self._labels.update(await self.tools["labels_for"](missing))
-            except (ToolError, KeyError):
-                pass
         return {i: self._labels.get(i, i) for i in iris}
 
     async def _answers(self, path: RankedPath) -> list[dict[str, Any]]:
@@ -218,7 +293,8 @@ class ShapedReader:
         return [value_kind(v, names.get(v["value"])) for v in values]
 
     async def _fitting(self, paths: RelationPaths, kind: AnswerKind) -> list[RankedPath]:
-        """Ranked paths whose end values are of the kind asked for (executed on demand, bounded)."""
+        """Ranked paths whose end values are of the kind asked for (and of its class, when the
+        question names one the KG has), executed on demand, bounded."""
         out: list[RankedPath] = []
         for executed, path in enumerate(paths.paths):
             if executed >= self.max_executed:
@@ -228,15 +304,16 @@ class ShapedReader:
                 continue
             kinds = await self._kinds(values[:20])
             ok = sum(1 for v, k in zip(values[:20], kinds, strict=False) if fits(kind.kind, k, str(v.get("value"))))
-            if ok >= max(1, math.ceil(0.5 * len(kinds))):
+            if ok >= max(1, math.ceil(0.5 * len(kinds))) and await self._fits_class(path, kind.class_iri):
                 out.append(path)
         return out
 
     # ------------------------------------------------------------------ shapes
-    async def _kind_checked(self, paths: RelationPaths, kind: AnswerKind) -> ShapedReading | None:
+    async def _kind_checked(self, paths: RelationPaths, kind: AnswerKind, *, explicit: bool) -> ShapedReading | None:
         """The chain reading when the best path's values fit the kind; else the best fitting path,
-        with a confidence among fitting rivals only; with none fitting, the best path as a guess."""
-        if not paths.paths:
+        with a confidence among fitting rivals only; with none fitting, the best path as a guess.
+        A kind only guessed from "what" checks nothing."""
+        if not paths.paths or not explicit:
             return None
         fitting = await self._fitting(paths, kind)
         best = paths.paths[0]
@@ -246,35 +323,56 @@ class ShapedReader:
         triples, end = chain_group(chosen)
         graph = select_graph(triples, end, topics=[chosen.entity], kind=kind)
         if not fitting:
-            return ShapedReading(graph, 0.0, f"no reading gives a {kind.kind}; best guess: {chosen.explain()}",
+            return ShapedReading(graph, 0.0, f"no reading gives {_kind_words(kind)}; best guess: {chosen.explain()}",
                                  list(chosen.steps), chosen.key, guess_only=True)
-        conf = path_confidence(chosen, fitting)
-        return ShapedReading(graph, conf, f"the best reading that gives a {kind.kind}: {chosen.explain()}",
+        conf = path_confidence(_named_by_class(chosen, kind), [_named_by_class(p, kind) for p in fitting])
+        return ShapedReading(graph, conf, f"the best reading that gives {_kind_words(kind)}: {chosen.explain()}",
                              list(chosen.steps), chosen.key)
 
-    async def _count(self, paths: RelationPaths, topics: Sequence[str]) -> ShapedReading | None:
-        """How many: the best entity-valued path's end set, counted; a numeric literal answers as itself."""
-        fitting_number = await self._fitting(paths, AnswerKind(kind="number"))
-        best = paths.paths[0] if paths.paths else None
-        if best is None:
-            return None
-        if fitting_number and fitting_number[0].key == best.key and _literal_valued(best):
+    async def _count(self, paths: RelationPaths, kind: AnswerKind, klass: str | None) -> ShapedReading | None:
+        """How many: the best entity-valued path's end set (of the class counted, when the KG has
+        it), counted; a numeric literal the best path ends in answers as itself."""
+        best = paths.paths[0]
+        if _literal_valued(best) and await self._fitting(RelationPaths(paths=[best]), AnswerKind(kind="number")):
             # "how many people live in X": the KG holds the number itself
             triples, end = chain_group(best)
             graph = select_graph(triples, end, topics=[best.entity], kind=AnswerKind(kind="number"))
             return ShapedReading(graph, paths.confidence, f"the number itself: {best.explain()}",
                                  list(best.steps), best.key)
-        entity_paths = [p for p in paths.paths if not _literal_valued(p)]
-        if not entity_paths:
+        sets = [p for p in await self._base_sets(paths, kind)]
+        if not sets:
             return None
-        chosen = entity_paths[0]
+        chosen = sets[0]
         triples, end = chain_group(chosen)
-        base = select_graph(triples, end, topics=[chosen.entity], kind=AnswerKind(kind="entity"))
+        base = select_graph(triples, end, topics=[chosen.entity], kind=kind)
         graph = base.model_copy(update={"answer": [], "aggregate": Aggregate(function="count", var=end),
                                         "expected": AnswerKind(kind="number")})
-        conf = path_confidence(chosen, [p for p in paths.paths if p.answers])
+        conf = path_confidence(_named_by_class(chosen, kind), [_named_by_class(p, kind) for p in sets])
         return ShapedReading(graph, conf, f"count of: {chosen.explain()}", list(chosen.steps), chosen.key,
                              evidence_graph=base)
+
+    async def _base_sets(self, paths: RelationPaths, kind: AnswerKind) -> list[RankedPath]:
+        """Entity sets the question may count or order, best first: each ranked path that ends in
+        entities, and the prefix of each that ends in a literal (its last step is then what
+        orders them); only sets of the named class when the KG has it."""
+        seen: dict[str, RankedPath] = {}
+        for path in paths.paths[: 2 * self.max_executed]:
+            values = await self._answers(path)
+            if not values:
+                continue
+            base = path
+            if _literal_valued(path):
+                if path.hops < 2:
+                    continue
+                base = path.model_copy(update={"steps": path.steps[:-1], "answers": [], "sparql": ""})
+            if base.key in seen:
+                continue
+            if not await self._answers(base) or _literal_valued(base):
+                continue
+            if not await self._fits_class(base, kind.class_iri):
+                continue
+            seen[base.key] = base
+        return list(seen.values())
 
     async def _ordering_relations(self, base: Group, end: Var) -> list[tuple[str, str, str]]:
         """(predicate, label, value style) of literal-like relations of the set's members; value style
@@ -328,60 +426,57 @@ class ShapedReader:
         z = sum(math.exp((best_per[j] - best_per[top]) / 0.1) for j in order)
         return relations[top], round(1.0 / z if best_per[top] > 0.2 else 0.0, 4)
 
-    async def _superlative(self, question: str, shape: ShapeReading, paths: RelationPaths,
-                           kind: AnswerKind) -> ShapedReading | None:
-        base_path = next((p for p in paths.paths if not _literal_valued(p)), None)
-        if base_path is None:
+    async def _ordered(self, shape: ShapeReading, paths: RelationPaths, kind: AnswerKind,
+                       klass: str | None) -> ShapedReading | None:
+        """A superlative (order by a literal relation, ties kept) or a comparison (filter by it)
+        over the best base set. The ordering relation is the literal step of a ranked path over
+        that set when the question's words named it, else the set's literal relation the ordering
+        words name best."""
+        sets = await self._base_sets(paths, kind)
+        if not sets:
             return None
+        base_path = sets[0]
         triples, end = chain_group(base_path)
         base = Group(triples=triples, filters=_not_topic(end, [base_path.entity]))
+        named = next((p for p in paths.paths if p.hops == base_path.hops + 1 and _literal_valued(p)
+                      and p.key.startswith(base_path.key + "|") and p.steps[-1].words), None)
         relations = await self._ordering_relations(base, end)
         words = _ordering_words(shape)
-        rel, rel_conf = await self._pick_relation(words, relations)
+        if named is not None and any(r[0] == named.steps[-1].predicate for r in relations):
+            rel = next(r for r in relations if r[0] == named.steps[-1].predicate)
+            rel_conf = 0.95
+        else:
+            rel, rel_conf = await self._pick_relation(words, relations)
         if rel is None:
             return None
         pred, label, style = rel
         value = Var(name="v")
         extra, key = _value_expr(end, pred, style, value)
+        base_conf = path_confidence(_named_by_class(base_path, kind), [_named_by_class(p, kind) for p in sets])
+        match = RelationMatch(predicate=pred, label=label, words=" ".join(words) or None, strength=rel_conf)
+        conf = round(base_conf * rel_conf, 4)
+        if shape.shape == "comparative":
+            number = (shape.number or "").replace(",", "")
+            if not _NUMBER.match(number):
+                return None
+            op = shape.comparison or ">"
+            where = Group(triples=[*triples, *extra], filters=[
+                *base.filters, Compare(left=key, op=op, right=Lit(value=number, datatype=XSD + "decimal"))])
+            graph = QueryGraph(answer=[end], where=where, expected=kind, topics=[base_path.entity])
+            return ShapedReading(graph, conf, f"{label} {op} {number} among: {base_path.explain()}",
+                                 [*base_path.steps, match], base_path.key + f"|{op}{number}",
+                                 evidence_graph=QueryGraph(answer=[end, value], where=where))
         descending = shape.order == "max"
         if style in ("date", "named") and _against_date(shape) and _date_like(style, label):
             descending = not descending
         where = Group(triples=[*triples, *extra], filters=base.filters)
-        graph = QueryGraph(answer=[end, value], where=where, order=[OrderKey(expr=key, descending=descending)],
-                           limit=1, ties=True, expected=kind, topics=[base_path.entity])
-        evidence = QueryGraph(answer=[end, value], where=where, order=[OrderKey(expr=key, descending=descending)],
-                              limit=50, expected=kind)
-        base_conf = path_confidence(base_path, [p for p in paths.paths if p.answers] or [base_path])
-        match = RelationMatch(predicate=pred, label=label, words=" ".join(words) or None, strength=rel_conf)
-        return ShapedReading(graph, round(base_conf * rel_conf, 4),
-                             f"{'highest' if descending else 'lowest'} {label} among: {base_path.explain()}",
-                             [*base_path.steps, match], base_path.key + f"|order|{pred}", evidence_graph=evidence)
-
-    async def _comparative(self, question: str, shape: ShapeReading, paths: RelationPaths,
-                           kind: AnswerKind) -> ShapedReading | None:
-        base_path = next((p for p in paths.paths if not _literal_valued(p)), None)
-        number = (shape.number or "").replace(",", "")
-        if base_path is None or not _NUMBER.match(number):
-            return None
-        triples, end = chain_group(base_path)
-        base = Group(triples=triples, filters=_not_topic(end, [base_path.entity]))
-        relations = await self._ordering_relations(base, end)
-        words = _ordering_words(shape)
-        rel, rel_conf = await self._pick_relation(words, relations)
-        if rel is None:
-            return None
-        pred, label, style = rel
-        value = Var(name="v")
-        extra, key = _value_expr(end, pred, style, value)
-        op = shape.comparison or ">"
-        where = Group(triples=[*triples, *extra],
-                      filters=[*base.filters, Compare(left=key, op=op, right=Lit(value=number, datatype=XSD + "decimal"))])
-        graph = QueryGraph(answer=[end], where=where, expected=kind, topics=[base_path.entity])
-        base_conf = path_confidence(base_path, [p for p in paths.paths if p.answers] or [base_path])
-        match = RelationMatch(predicate=pred, label=label, words=" ".join(words) or None, strength=rel_conf)
-        return ShapedReading(graph, round(base_conf * rel_conf, 4), f"{label} {op} {number} among: "
-                             f"{base_path.explain()}", [*base_path.steps, match], base_path.key + f"|{op}{number}",
-                             evidence_graph=QueryGraph(answer=[end, value], where=where))
+        order = [OrderKey(expr=key, descending=descending)]
+        graph = QueryGraph(answer=[end, value], where=where, order=order, limit=1, ties=True, expected=kind,
+                           topics=[base_path.entity])
+        evidence = QueryGraph(answer=[end, value], where=where, order=order, limit=50, expected=kind)
+        return ShapedReading(graph, conf, f"{'highest' if descending else 'lowest'} {label} among: "
+                             f"{base_path.explain()}", [*base_path.steps, match], base_path.key + f"|order|{pred}",
+                             evidence_graph=evidence)
 
     async def _intersection(self, paths: RelationPaths, mentions: Sequence[Any],
                             kind: AnswerKind) -> ShapedReading | None:
@@ -392,23 +487,31 @@ class ShapedReader:
         if len(by_mention) < 2:
             return None
         (m1, p1s), (m2, p2s) = list(by_mention.items())[:2]
+        p1s = _with_prefixes([p for p in p1s if not _names_other(p, m2)])[:8]
+        p2s = _with_prefixes([p for p in p2s if not _names_other(p, m1)])[:8]
         best: tuple[float, RankedPath, RankedPath, set[str]] | None = None
-        for a in p1s[:4]:
-            for b in p2s[:4]:
+        for a in p1s:
+            for b in p2s:
                 if a.entity == b.entity:
                     continue
                 va = {v.get("value") for v in await self._answers(a)}
                 vb = {v.get("value") for v in await self._answers(b)}
                 both = (va & vb) - {a.entity, b.entity}
-                if both and (best is None or a.score + b.score > best[0]):
-                    best = (a.score + b.score, a, b, both)
+                # best scores first; at equal scores the shorter paths (a prefix keeps its path's score)
+                rank = a.score + b.score - 1e-6 * (a.hops + b.hops)
+                if not both or (best is not None and rank <= best[0]):
+                    continue
+                if kind.class_iri and not await self._members([{"type": "uri", "value": v} for v in both], kind.class_iri):
+                    continue
+                best = (rank, a, b, both)
         if best is None:
             return None
         _, a, b, _both = best
         ta, end = chain_group(a, prefix="a", end="x")
         tb, _ = chain_group(b, prefix="b", end="x")
         graph = select_graph([*ta, *tb], end, topics=[a.entity, b.entity], kind=kind)
-        conf = min(path_confidence(a, p1s), path_confidence(b, p2s))
+        conf = min(path_confidence(_named_by_class(a, kind), [_named_by_class(p, kind) for p in p1s if p.answers]),
+                   path_confidence(_named_by_class(b, kind), [_named_by_class(p, kind) for p in p2s if p.answers]))
         return ShapedReading(graph, round(conf, 4), f"{m1}: {a.explain()} AND {m2}: {b.explain()}",
                              [*a.steps, *b.steps], a.key + "&" + b.key)
 
@@ -417,29 +520,31 @@ class ShapedReader:
         entity, or ends in a relation the other entity holds too (then the KG says no). With
         neither, "I don't know". "not" wraps the check in NOT EXISTS."""
         targets = {iri for m in mentions for iri in _mention_iris(m)}
+        found: list[tuple[RankedPath, str, bool]] = []  # (path, other entity, reached)
+        mention_of = {iri: getattr(m, "text", "") for m in mentions for iri in _mention_iris(m)}
         for path in paths.paths[: self.max_executed]:
             others = sorted(targets - {path.entity})
-            if not others:
+            if not others or any(_names_other(path, mention_of.get(o, "")) for o in others):
                 continue
             values = {v.get("value") for v in await self._answers(path)}
             reached = [t for t in others if t in values]
-            target = reached[0] if reached else None
-            if target is None:
-                target = await self._holds(path, others)
-            if target is None:
-                continue
-            triples, end = chain_group(path)
-            inner = Group(triples=triples, values={end.name: [Iri(iri=target)]})
-            where = Group(not_exists=[inner]) if shape.negated else inner
-            graph = QueryGraph(form="ask", where=where, expected=AnswerKind(kind="boolean"),
-                               topics=[path.entity, target])
-            conf = path_confidence(path, [p for p in paths.paths if p.answers] or [path])
-            if not reached:
-                conf *= 0.9  # "no" rests on the KG being complete for this relation
-            return ShapedReading(graph, round(conf, 4), f"{path.explain()} {'reaches' if reached else 'misses'} "
-                                 "the other entity", list(path.steps), path.key + "|ask")
-        return ShapedReading(QueryGraph(form="ask", expected=AnswerKind(kind="boolean")), 0.0,
-                             "no relation of the question joins its entities", guess_only=True)
+            target = reached[0] if reached else await self._holds(path, others)
+            if target is not None:
+                found.append((path, target, bool(reached)))
+        if not found:
+            return ShapedReading(QueryGraph(form="ask", expected=AnswerKind(kind="boolean")), 0.0,
+                                 "no relation of the question joins its entities", guess_only=True)
+        path, target, reached = found[0]
+        triples, end = chain_group(path)
+        inner = Group(triples=triples, values={end.name: [Iri(iri=target)]})
+        where = Group(not_exists=[inner]) if shape.negated else inner
+        graph = QueryGraph(form="ask", where=where, expected=AnswerKind(kind="boolean"), topics=[path.entity, target])
+        # rivals: the other paths that join the two entities, or end where the other one could stand
+        conf = path_confidence(path, [p for p, _, _ in found])
+        if not reached:
+            conf *= 0.9  # "no" rests on the KG being complete for this relation
+        return ShapedReading(graph, round(conf, 4), f"{path.explain()} {'reaches' if reached else 'misses'} "
+                             "the other entity", list(path.steps), path.key + "|ask")
 
     async def _holds(self, path: RankedPath, others: Sequence[str]) -> str | None:
         """The first other entity that stands at the end of the path's last relation for someone."""
@@ -459,6 +564,70 @@ class ShapedReader:
 
 
 # ---------------------------------------------------------------------------- small pieces
+def literal_relations(paths: RelationPaths) -> dict[str, AnswerKindName]:
+    """The labels of the ranked paths' last relations that end in literals, with their value kind
+    (what the shape reader needs to read "the population of X" as a number)."""
+    out: dict[str, AnswerKindName] = {}
+    for p in paths.paths:
+        if p.answers and _literal_valued(p):
+            k = value_kind(p.answers[0])
+            if k in ("number", "date", "string"):
+                out.setdefault(p.steps[-1].label, k)
+    return out
+
+
+def _with_prefixes(paths: list[RankedPath]) -> list[RankedPath]:
+    """Ranked paths and, after each, its shorter prefixes (each keeps the score of the path it came
+    from): "the rivers through X" is the prefix of "the towns on the rivers through X"."""
+    out: dict[str, RankedPath] = {}
+    for p in paths:
+        for n in range(p.hops, 0, -1):
+            q = p if n == p.hops else p.model_copy(update={"steps": p.steps[:n], "answers": [], "sparql": ""})
+            out.setdefault(q.key, q)
+    return list(out.values())
+
+
+def _names_other(path: RankedPath, mention: str) -> bool:
+    """A path whose relation words are the other topic's name reads that name as a relation."""
+    other = set(normalise(mention).split())
+    return any(m.words and set(normalise(m.words).split()) <= other for m in path.steps)
+
+
+def _explicit_kind(question: str, shape: ShapeReading, klass: str | None) -> bool:
+    """Whether the question says what kind it wants: a number, a date, a yes/no, a named class,
+    or a person/place question word; a bare "what" does not."""
+    if shape.answer_kind != "entity" or klass is not None:
+        return True
+    first = question.strip().split(" ", 1)[0].lower()
+    return first in ("who", "whom", "whose", "where")
+
+
+def _named_by_class(path: RankedPath, kind: AnswerKind) -> RankedPath:
+    """A path whose end set is of the class the question names counts as named by that class word."""
+    if kind.class_iri is None:
+        return path
+    return path.model_copy(update={"support": max(path.support, CONFIDENCE_SUPPORT)})
+
+
+def _kind_words(kind: AnswerKind) -> str:
+    if kind.class_label:
+        return f"a {kind.class_label}"
+    return {"entity": "an entity", "number": "a number", "date": "a date", "string": "a text", "boolean": "yes or no"}[kind.kind]
+
+
+def singular(words: str) -> str:
+    """English plural to singular for the last word (closed-class morphology)."""
+    head, _, last = words.rpartition(" ")
+    w = last
+    if w.endswith("ies") and len(w) > 4:
+        w = w[:-3] + "y"
+    elif w.endswith(("ches", "shes", "sses", "xes")):
+        w = w[:-2]
+    elif w.endswith("s") and not w.endswith("ss") and len(w) > 3:
+        w = w[:-1]
+    return f"{head} {w}".strip()
+
+
 def _literal_valued(path: RankedPath) -> bool:
     return bool(path.answers) and all(a.get("type") == "literal" for a in path.answers[:20])
 

@@ -33,8 +33,8 @@ from kgteam.roles.base import Role, RoleContext
 from kgteam.roles.choice import fallback_keys, produce
 from kgteam.roles.contract import handles
 from kgteam.roles.lineage import Lineage
-from kgteam.roles.semantic.grounding import grounded_by
 from kgteam.roles.semantic.graph_evidence import graph_evidence
+from kgteam.roles.semantic.grounding import grounded_by
 from kgteam.roles.triad.templates import Chain, TemplateError, build_query, from_query, parse_chain
 from kgteam.roles.wording import answer_list, wording_problem
 from kgteam.tools.types import ToolError

@@ -34,6 +34,7 @@ from kgteam.protocols.payloads import (
     SparqlTemplate,
     TriplePatterns,
 )
+from kgteam.protocols.query_graph import XSD
 from kgteam.roles.base import Role, RoleContext
 from kgteam.roles.choice import Option, choose
 from kgteam.roles.contract import handles
@@ -41,7 +42,6 @@ from kgteam.roles.semantic import SemanticLayer, SemanticSettings, spot_mentions
 from kgteam.roles.semantic.mentions import mention_in
 from kgteam.roles.semantic.similarity import team_similarity
 from kgteam.roles.semantic.text import normalise
-from kgteam.protocols.query_graph import XSD
 from kgteam.roles.triad.templates import (
     Binding,
     Chain,

@@ -17,8 +17,8 @@ from pydantic import BaseModel, ConfigDict, Field
 from kgteam.prompts import fence
 from kgteam.protocols.payloads import (
     AnswerType,
-    GraphReading,
     AnswerTypeName,
+    GraphReading,
     Question,
     RelationPaths,
     RetryHint,
@@ -31,7 +31,6 @@ from kgteam.roles.base import Role, RoleContext
 from kgteam.roles.choice import produce
 from kgteam.roles.contract import handles
 from kgteam.roles.semantic import Mention, SemanticLayer, SemanticSettings, spot_mentions
-from kgteam.roles.semantic.shape import read_shape
 from kgteam.roles.semantic.shaped import ShapedReader
 from kgteam.roles.semantic.similarity import team_similarity
 from kgteam.roles.semantic.text import normalise
@@ -85,7 +84,9 @@ class Generalist(Role[GeneralistSettings]):
         mentions = await spot_mentions(question, ctx.tools) if question.strip() else []
         if paths is None:
             layer = SemanticLayer(ctx.tools, team_similarity(ctx.tools), self.settings.semantic)
-            paths = await layer.rank(question, mentions)
+            kind_spans = await ShapedReader(ctx.tools).class_word_spans(question) \
+                if self.settings.shapes and question.strip() else []
+            paths = await layer.rank(question, mentions, exclude=kind_spans)
             ctx.trace.record("paths", role=self.instance_name, mention=paths.mention, confidence=paths.confidence,
                              best=paths.best.explain() if paths.best else None)
         det = plan_from_paths(paths, mentions, force_hops=hint.hops, max_hops=self.settings.max_hops)
@@ -119,12 +120,11 @@ class Generalist(Role[GeneralistSettings]):
         asks for another hop count or wider linking goes back to chains."""
         if not self.settings.shapes or not question.strip() or hint.hops is not None or hint.k is not None:
             return None
-        shape = read_shape(question)
         reader = ShapedReader(ctx.tools, team_similarity(ctx.tools))
         try:
-            shaped = await reader.read(question, shape, paths, mentions)
+            shaped = await reader.read(question, paths, mentions)
         except ToolError as exc:
-            ctx.trace.record("shape_failed", role=self.instance_name, shape=shape.shape, error=str(exc))
+            ctx.trace.record("shape_failed", role=self.instance_name, error=str(exc))
             return None
         if shaped is None:
             return None
