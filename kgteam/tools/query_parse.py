@@ -33,7 +33,7 @@ from typing import Any
 
 from pyparsing import ParseBaseException
 from rdflib.paths import AlternativePath, InvPath, MulPath, NegatedPath, SequencePath
-from rdflib.plugins.sparql.algebra import traverse, translatePath, translatePName, translatePrologue
+from rdflib.plugins.sparql.algebra import translatePath, translatePName, translatePrologue, traverse
 from rdflib.plugins.sparql.parser import parseQuery
 from rdflib.plugins.sparql.parserutils import CompValue
 from rdflib.plugins.sparql.sparql import Prologue
@@ -118,7 +118,6 @@ def parse_query(text: str, prefixes: Mapping[str, str] | None = None) -> QueryGr
 
 
 def _parse_tree(text: str, prefixes: Mapping[str, str]) -> Any:
-
     with _recursion_lock:
         old = sys.getrecursionlimit()
         sys.setrecursionlimit(max(old, _RECURSION_LIMIT))
@@ -160,7 +159,6 @@ class _Prologue(Prologue):
 
 
 def _variable_names(tree: Any) -> set[str]:
-
     names: set[str] = set()
 
     def visit(node: Any) -> None:
@@ -174,7 +172,6 @@ def _variable_names(tree: Any) -> set[str]:
 
 def _unwrap(e: Any) -> Any:
     """Drop rdflib's one-child expression wrappers (``ConditionalOrExpression`` with no ``||`` ...)."""
-
     while isinstance(e, CompValue) and e.name.endswith("Expression") and not _attr(e, "op") and not _attr(e, "other"):
         e = e.expr
     while isinstance(e, list) and len(e) == 1:
@@ -232,7 +229,7 @@ class _Reader:
         if projected_binds:
             if aggregate is not None or group_by:
                 raise QueryParseError("a projected expression beside an aggregate or GROUP BY")
-            for name, e in projected_binds.items():
+            for name in projected_binds:
                 if name in where.binds:
                     raise QueryParseError("a variable bound twice", f"?{name}")
             where = where.model_copy(update={"binds": {**where.binds, **projected_binds}})
@@ -281,7 +278,6 @@ class _Reader:
         raise QueryParseError("an aggregate over a constant")
 
     def group_key(self, node: Any) -> Var:
-
         node = _unwrap(node)
         if isinstance(node, Variable):
             return self.var(node)
@@ -342,7 +338,6 @@ class _Reader:
         g.unions.append(groups)
 
     def inline_data(self, node: Any, g: Group) -> None:
-
         if getattr(node, "name", "") == "ValuesClause":
             node = _attr(node, "value")
         variables = list(_attr(node, "var") or [])
@@ -363,7 +358,6 @@ class _Reader:
         g.values[name] = values
 
     def triple(self, s: Any, p: Any, o: Any, g: Group) -> None:
-
         subject, obj = self.term(s), self.term(o)
         if isinstance(p, InvPath):
             self.triple(o, p.arg, s, g)
@@ -433,7 +427,6 @@ class _Reader:
         g.filters.append(text if text is not None else ExprFilter(expr=self.expr(e)))
 
     def text_match(self, e: Any) -> TextMatch | None:
-
         def plain(x: Any) -> str | None:
             x = _unwrap(x)
             return str(x) if isinstance(x, Literal) and x.datatype is None and x.language is None else None
@@ -453,7 +446,6 @@ class _Reader:
     # ------------------------------------------------------------------ expressions and terms
 
     def expr(self, node: Any) -> Expr:
-
         e = _unwrap(node)
         if not isinstance(e, CompValue):
             return self.term(e, in_expression=True)
@@ -506,7 +498,6 @@ class _Reader:
         raise QueryParseError(f"the expression {name}")
 
     def term(self, t: Any, in_expression: bool = False) -> Var | Iri | Lit:
-
         if isinstance(t, Var | Iri | Lit):  # a fresh variable of a path chain
             return t
         if isinstance(t, Variable):
@@ -548,7 +539,6 @@ def _fold(op: str, items: list[Expr]) -> Expr:
 
 
 def _has_aggregate(node: Any) -> bool:
-
     if isinstance(node, CompValue):
         return node.name in _AGGREGATES or any(_has_aggregate(v) for v in node.values())
     if isinstance(node, list):
