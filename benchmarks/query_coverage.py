@@ -28,7 +28,9 @@ import time
 from collections import Counter
 from pathlib import Path
 
-from kgteam.protocols.query_graph import XSD, Compare, Func, Group, QueryGraph
+import pyoxigraph
+
+from kgteam.protocols.query_graph import XSD, Compare, Func, Group, Iri, Lit, QueryGraph, Triple, Var
 from kgteam.tools.query_builder import compile_query
 from kgteam.tools.query_parse import QueryParseError, parse_query
 from kgteam.tools.sparql_guard import analyse_query
@@ -165,6 +167,63 @@ def text_forms(text: str) -> dict[str, bool]:
 _FORMS = ("ask", "count", "order_by", "order_by_limit", "numeric_filter")
 
 
+_FROZEN = "urn:kgteam:frozen:"
+
+
+def _positive_triples(g: Group) -> list[Triple]:
+    """The triples a solution may match (not those under NOT EXISTS / MINUS)."""
+    out = list(g.triples)
+    for alternatives in g.unions:
+        for a in alternatives:
+            out += _positive_triples(a)
+    for sub in (*g.optional, *g.exists):
+        out += _positive_triples(sub)
+    for q in g.subqueries:
+        out += _positive_triples(q.where)
+    return out
+
+
+def _node(t: object) -> pyoxigraph.NamedNode | pyoxigraph.Literal:
+    if isinstance(t, Var):
+        return pyoxigraph.NamedNode(_FROZEN + t.name)
+    if isinstance(t, Iri):
+        return pyoxigraph.NamedNode(t.iri)
+    assert isinstance(t, Lit)
+    if t.lang:
+        return pyoxigraph.Literal(t.value, language=t.lang)
+    if t.datatype:
+        return pyoxigraph.Literal(t.value, datatype=pyoxigraph.NamedNode(t.datatype))
+    return pyoxigraph.Literal(t.value)
+
+
+def _answers(store: pyoxigraph.Store, text: str, columns: list[str] | None) -> tuple[list[str], object]:
+    result = store.query(text)
+    if isinstance(result, pyoxigraph.QueryBoolean):
+        return [], bool(result)
+    names = [v.value for v in result.variables]
+    keep = columns if columns is not None else names
+    return names, {tuple(str(row[c]) if c in names and row[c] is not None else None for c in keep) for row in result}
+
+
+def same_answers(text: str, prefixes: dict[str, str], graph: QueryGraph, compiled: str) -> bool | None:
+    """Do the gold text and the compiled graph answer alike on the query's own pattern frozen into a
+    small Oxigraph store (each variable an IRI)? None: Oxigraph does not run the gold text."""
+    store = pyoxigraph.Store()
+    quads = []
+    for t in _positive_triples(graph.where):
+        s, p, o = _node(t.subject), _node(t.predicate), _node(t.object)
+        if isinstance(s, pyoxigraph.NamedNode) and isinstance(p, pyoxigraph.NamedNode):
+            quads.append(pyoxigraph.Quad(s, p, o))
+    store.extend(quads)
+    declared = {m.group(1) for m in re.finditer(r"PREFIX\s+([\w-]*):", text, re.I)}
+    head = "".join(f"PREFIX {k}: <{v}> " for k, v in prefixes.items() if k not in declared)
+    try:
+        columns, gold = _answers(store, head + text, None)
+    except (SyntaxError, ValueError, OSError):
+        return None
+    return gold == _answers(store, compiled, columns or None)[1]
+
+
 def measure(name: str, prefixes: dict[str, str], queries: list[tuple[str, str]], examples: int) -> dict:
     result: dict = {"set": name, "total": len(queries)}
     parsed = stable = rewritten = 0
@@ -178,7 +237,8 @@ def measure(name: str, prefixes: dict[str, str], queries: list[tuple[str, str]],
     guard_examples: dict[str, list[str]] = {}
     compile_failed: list[str] = []
     started = time.perf_counter()
-    raw_parsed = 0
+    raw_parsed = frozen_same = frozen_not_run = 0
+    frozen_differ: list[str] = []
     for qid, text in queries:
         gold_text_forms.update(k for k, v in text_forms(text).items() if v)
         try:
@@ -218,6 +278,13 @@ def measure(name: str, prefixes: dict[str, str], queries: list[tuple[str, str]],
             stable += 1
         else:
             unstable.append(qid)
+        alike = same_answers(text, prefixes, graph, compiled)
+        if alike is None:
+            frozen_not_run += 1
+        elif alike:
+            frozen_same += 1
+        else:
+            frozen_differ.append(qid)
         try:
             analyse_query(compiled, 1000)
         except ToolError as e:
@@ -233,6 +300,9 @@ def measure(name: str, prefixes: dict[str, str], queries: list[tuple[str, str]],
         "round_trip_stable": stable,
         "round_trip_unstable": unstable,
         "compile_failed": compile_failed,
+        "frozen_instance_same_answers": frozen_same,
+        "frozen_instance_differ": frozen_differ,
+        "frozen_instance_gold_not_run_by_oxigraph": frozen_not_run,
         "shapes": dict(shapes.most_common()),
         "not_parsed": dict(failures.most_common()),
         "not_parsed_examples": failure_examples,

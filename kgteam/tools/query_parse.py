@@ -165,7 +165,6 @@ def _variable_names(tree: Any) -> set[str]:
         if isinstance(node, Variable):
             names.add(str(node))
 
-
     traverse(tree, visitPost=visit)
     return names
 
