@@ -337,8 +337,6 @@ class _Reader:
         g.unions.append(groups)
 
     def inline_data(self, node: Any, g: Group) -> None:
-        if getattr(node, "name", "") == "ValuesClause":
-            node = _attr(node, "value")
         variables = list(_attr(node, "var") or [])
         if len(variables) != 1:
             raise QueryParseError("VALUES over several variables")

@@ -228,6 +228,26 @@ def test_parsed_paths_and_filters_run_like_the_original(store: pyoxigraph.Store)
 # ---------------------------------------------------------------------------- parsing
 
 
+@pytest.mark.parametrize("text", [
+    f"SELECT ?b WHERE {{ ?b <{NS}genre> ?g }} VALUES ?g {{ <{NS}fable> <{NS}verse> }}",
+    f"SELECT ?w (COUNT(?b) AS ?n) WHERE {{ ?b <{NS}writtenBy> ?w }} GROUP BY ?w HAVING(COUNT(?b) > 1) "
+    f"ORDER BY DESC(COUNT(?b)) LIMIT 2",
+    f"SELECT ?b (?p * 2 AS ?twice) WHERE {{ ?b <{NS}pages> ?p OPTIONAL {{ ?b <{NS}title> ?tt }} "
+    f"FILTER(!BOUND(?tt) || REGEX(?tt, \"^he\", \"i\")) }}",
+    f"SELECT ?b WHERE {{ ?b <{NS}pages> ?p MINUS {{ ?b <{NS}genre> <{NS}fable> }} }} ORDER BY ?p OFFSET 1",
+])
+def test_parsed_queries_answer_as_written(store: pyoxigraph.Store, text: str) -> None:
+    q = parse_query(text)
+    compiled = compile_query(q)
+    assert parse_query(compiled) == q
+
+    def rows(query: str) -> list[tuple[str, ...]]:
+        result = store.query(query)
+        return sorted(tuple(str(r[v.value]) for v in result.variables) for r in result)
+
+    assert rows(text) and rows(compiled) == rows(text)
+
+
 def test_parser_names_what_it_cannot_express() -> None:
     cases = {
         "SELECT ?x WHERE { SERVICE <http://x.invalid/sparql> { ?x ?p ?o } }": "SERVICE",
