@@ -250,6 +250,11 @@ class _Reader:
                 raise QueryParseError("EXISTS in HAVING")
             having = list(holder.filters)
         order = [self.order_key(c) for c in (node.orderby.condition if _attr(node, "orderby") else [])]
+        grouped = aggregate is not None or group_by or _has_aggregate([_attr(node, "having"), _attr(node, "orderby")])
+        loose = [f"?{v.name}" for v in answer if v not in group_by]
+        if grouped and loose:  # SPARQL 1.1 refuses it; Virtuoso groups by them implicitly
+            raise QueryParseError("a projected variable neither grouped nor aggregated (implicit GROUP BY)",
+                                  ", ".join(loose))
         limit = offset = None
         if _attr(node, "limitoffset"):
             lo = node.limitoffset

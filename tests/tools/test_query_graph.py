@@ -259,6 +259,7 @@ def test_parser_names_what_it_cannot_express() -> None:
         "SELECT ?x WHERE { ?x (<http://x.invalid/p>/<http://x.invalid/q>)* ?y }": "repeated property path",
         "SELECT ?x WHERE { ?x <http://x.invalid/p> ?y FILTER(<http://x.invalid/f>(?y)) }": "function outside",
         "SELECT ?x WHERE { ?x <relative> ?y }": "IRI",
+        "SELECT ?x WHERE { ?x ?p ?y } ORDER BY DESC(COUNT(?y))": "implicit GROUP BY",
     }
     for text, construct in cases.items():
         with pytest.raises(QueryParseError, match=construct) as caught:
