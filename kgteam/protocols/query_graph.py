@@ -50,8 +50,9 @@ class Func(BaseModel):
 
     model_config = ConfigDict(frozen=True)
     kind: Literal["func"] = "func"
-    name: str  # a SPARQL built-in (lower case) or a full XSD cast IRI
+    name: str  # a SPARQL built-in, operator or aggregate (lower case), or a full XSD cast IRI
     args: list[Expr] = Field(default_factory=list)
+    distinct: bool = False  # an aggregate over distinct values: COUNT(DISTINCT ?x) in HAVING / ORDER BY
 
 
 Expr = Annotated[Var | Iri | Lit | Func, Field(discriminator="kind")]
@@ -101,7 +102,16 @@ class Bound(BaseModel):
     negated: bool = False
 
 
-Condition = Annotated[Compare | TextMatch | Bound, Field(discriminator="kind")]
+class ExprFilter(BaseModel):
+    """``FILTER(expr)`` for any other boolean expression: ``?x IN (...)``, ``langMatches(...)``,
+    ``a || b``, ``!(...)``. Read from real queries; playbooks use the specific conditions."""
+
+    model_config = ConfigDict(frozen=True)
+    kind: Literal["expr"] = "expr"
+    expr: Expr
+
+
+Condition = Annotated[Compare | TextMatch | Bound | ExprFilter, Field(discriminator="kind")]
 
 
 class Group(BaseModel):
@@ -119,6 +129,7 @@ class Group(BaseModel):
     not_exists: list[Group] = Field(default_factory=list)
     minus: list[Group] = Field(default_factory=list)
     exists: list[Group] = Field(default_factory=list)
+    subqueries: list[QueryGraph] = Field(default_factory=list)  # { SELECT ... } joined with the rest
 
     def all_triples(self) -> list[Triple]:
         out = list(self.triples)
@@ -127,6 +138,8 @@ class Group(BaseModel):
                 out += g.all_triples()
         for g in (*self.optional, *self.not_exists, *self.minus, *self.exists):
             out += g.all_triples()
+        for sub in self.subqueries:
+            out += sub.where.all_triples()
         return out
 
 
@@ -148,9 +161,10 @@ class Aggregate(BaseModel):
 
     model_config = ConfigDict(frozen=True)
     function: Literal["count", "max", "min", "sum", "avg", "sample", "group_concat"] = "count"
-    var: Var | None = None  # None: COUNT(*)
+    var: Var | None = None  # None: COUNT(*) (or the aggregate is over ``expr``)
     distinct: bool = True
     alias: str = "count"
+    expr: Func | None = None  # aggregate over an expression instead of a variable: MAX(YEAR(?d))
 
 
 class OrderKey(BaseModel):
@@ -196,13 +210,16 @@ class QueryGraph(BaseModel):
             return "comparative"
         if self.where.not_exists or self.where.minus:
             return "negation"
-        if self.where.unions:
+        if any(len(alternatives) > 1 for alternatives in self.where.unions):  # one alternative: a nested { }
             return "union"
         if self.expected is not None and self.expected.kind in ("number", "date", "string"):
             return "literal"
         entities = {t.iri for tr in self.where.triples for t in (tr.subject, tr.object) if isinstance(t, Iri)}
         entities |= {t.iri for vs in self.where.values.values() for t in vs if isinstance(t, Iri)}
         return "intersection" if len(entities) >= 2 else "chain"
+
+
+Group.model_rebuild()
 
 
 def _has_comparison(group: Group) -> bool:

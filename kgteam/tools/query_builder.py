@@ -18,6 +18,7 @@ from kgteam.protocols.query_graph import (
     Compare,
     Condition,
     Expr,
+    ExprFilter,
     Func,
     Group,
     Iri,
@@ -36,9 +37,11 @@ _BUILTINS = frozenset({
     "now", "langmatches", "coalesce", "if", "concat", "substr", "replace", "strdt", "strlang", "iri",
     "bnode", "rand", "encode_for_uri", "tz", "timezone", "md5", "sha1", "sha256", "uuid", "struuid",
     "contains", "strstarts", "strends", "regex", "sameterm", "bound", "strbefore", "strafter",
-    "+", "-", "*", "/", "!", "&&", "||", "in", "not in",
-})
-_INFIX = frozenset({"+", "-", "*", "/", "&&", "||"})
+    "sha384", "sha512", "uri",
+    "+", "-", "*", "/", "!", "&&", "||", "in", "not in", "=", "!=", "<", "<=", ">", ">=",
+}) | frozenset({"count", "sum", "min", "max", "avg", "sample", "group_concat"})
+_AGGREGATES = frozenset({"count", "sum", "min", "max", "avg", "sample", "group_concat"})
+_INFIX = frozenset({"+", "-", "*", "/", "&&", "||", "=", "!=", "<", "<=", ">", ">="})
 
 
 def term(t: Expr) -> str:
@@ -83,6 +86,8 @@ def _func(f: Func) -> str:
         return f"(!{args[0]})"
     if name in ("in", "not in"):
         return f"({args[0]} {name.upper()} ({', '.join(args[1:])}))"
+    if name in _AGGREGATES:  # inside HAVING / ORDER BY
+        return f"{name.upper()}({'DISTINCT ' if f.distinct else ''}{', '.join(args) or '*'})"
     return f"{name.upper()}({', '.join(args)})"
 
 
@@ -96,6 +101,8 @@ def condition(c: Condition) -> str:
         return f"FILTER({c.function.upper()}({', '.join(args)}))"
     if isinstance(c, Bound):
         return f"FILTER({'!' if c.negated else ''}BOUND(?{c.var.name}))"
+    if isinstance(c, ExprFilter):
+        return f"FILTER({term(c.expr)})"
     raise ToolError(f"not a condition: {c!r}")
 
 
@@ -114,6 +121,7 @@ def group(g: Group) -> str:
     for name, rows in g.values.items():
         parts.append(f"VALUES ?{name} {{ {' '.join(term(r) for r in rows)} }}")
     parts += [_triple(t) for t in g.triples]
+    parts += [f"{{ {compile_query(s)} }}" for s in g.subqueries]
     for alternatives in g.unions:
         parts.append(" UNION ".join(f"{{ {group(a)} }}" for a in alternatives))
     parts += [f"OPTIONAL {{ {group(o)} }}" for o in g.optional]
@@ -127,7 +135,9 @@ def group(g: Group) -> str:
 
 def _aggregate(a: Aggregate) -> str:
     inner = "*" if a.var is None else ("DISTINCT " if a.distinct else "") + f"?{a.var.name}"
-    if a.var is None and a.distinct:
+    if a.expr is not None:
+        inner = ("DISTINCT " if a.distinct else "") + term(a.expr)
+    elif a.var is None and a.distinct:
         inner = "DISTINCT *"
     return f"({a.function.upper()}({inner}) AS ?{a.alias})"
 
@@ -137,7 +147,7 @@ def compile_query(q: QueryGraph) -> str:
     where = group(q.where)
     if q.form == "ask":
         return f"ASK WHERE {{ {where} }}"
-    if q.ties and q.order and q.limit == 1 and q.aggregate is None:
+    if q.ties and q.order and q.limit == 1 and not q.offset and q.aggregate is None and not q.group_by:
         return _superlative_with_ties(q, where)
     head = "SELECT " + ("DISTINCT " if q.distinct and q.aggregate is None else "")
     projected = [f"?{v.name}" for v in q.answer]
@@ -160,6 +170,33 @@ def compile_query(q: QueryGraph) -> str:
 def _superlative_with_ties(q: QueryGraph, where: str) -> str:
     key = q.order[0]
     best = "MAX" if key.descending else "MIN"
-    inner = f"{{ SELECT ({best}({term(key.expr)}) AS ?best) WHERE {{ {where} }} }}"
+    alias = _fresh_name(q, "best")  # a variable the query already uses would join with the best value
+    inner = f"{{ SELECT ({best}({term(key.expr)}) AS ?{alias}) WHERE {{ {where} }} }}"
     projected = " ".join(f"?{v.name}" for v in q.answer) or "*"
-    return f"SELECT DISTINCT {projected} WHERE {{ {where} {inner} FILTER({term(key.expr)} = ?best) }}"
+    head = "SELECT DISTINCT " if q.distinct else "SELECT "
+    return f"{head}{projected} WHERE {{ {where} {inner} FILTER({term(key.expr)} = ?{alias}) }}"
+
+
+def _fresh_name(q: QueryGraph, stem: str) -> str:
+    used: set[str] = set()
+
+    def walk(node: object) -> None:
+        if isinstance(node, dict):
+            if node.get("kind") == "var" and isinstance(node.get("name"), str):
+                used.add(node["name"])
+            if isinstance(node.get("alias"), str):
+                used.add(node["alias"])
+            for key, value in node.items():
+                if key in ("values", "binds") and isinstance(value, dict):
+                    used.update(value)
+                walk(value)
+        elif isinstance(node, list):
+            for item in node:
+                walk(item)
+
+    walk(q.model_dump())
+    name, n = stem, 0
+    while name in used:
+        n += 1
+        name = f"{stem}_{n}"
+    return name
