@@ -185,8 +185,10 @@ def said_boolean(text: str, values: Sequence[Predicted]) -> bool | None:
 
 
 def said_number_matches(text: str, values: Sequence[Predicted], gold: str) -> bool:
-    """The first value (else the text) is the gold number: whole ("42", "42.0") or its first number
-    ("42 films")."""
+    """The one value (else the text) is the gold number: whole ("42", "42.0") or its first number
+    ("42 films"). Several values are a list, not a count, even when the first equals the gold."""
+    if len(values) > 1:
+        return False
     candidate = values[0].label if values else text
     if numbers_match(candidate, gold):
         return True

@@ -133,6 +133,8 @@ def test_numbers_are_graded_numerically():
         assert g.right and g.exact and g.outcome == "right", (values, text)
     wrong = shapes.grade("count", gold, status="answered", values=[Predicted("20")])
     assert not wrong.right and wrong.outcome == "wrong-stated"
+    numbers = shapes.grade("count", gold, status="answered", values=[Predicted("19"), Predicted("22")])
+    assert not numbers.right and numbers.outcome == "wrong-stated"  # a list whose first item is 19 is no count
     listed = shapes.grade("count", gold, status="answered", values=[Predicted("Alien", ALIEN)])
     assert listed.outcome == "wrong-stated"  # a list of films is not a count
     assert shapes.grade("count", gold, status="unknown", text="I don't know").outcome == "abstained"
