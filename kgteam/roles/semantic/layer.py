@@ -190,7 +190,10 @@ class SemanticLayer:
             mentions = await spot_mentions(question, self.tools)
         scored: list[tuple[RelationPath, PathScore, Mention]] = []
         for mention in mentions[: self.settings.max_mentions]:
-            scored += [(p, s, mention) for p, s in (await self.candidate_paths(question, mention, exclude))[:keep]]
+            # another capitalised name of the question names an entity, never this mention's relation
+            names = [m.span for m in mentions if m is not mention and m.text[:1].isupper()]
+            found = await self.candidate_paths(question, mention, [*exclude, *names])
+            scored += [(p, s, mention) for p, s in found[:keep]]
         scored.sort(key=lambda t: (-t[1].score, len(t[0].steps), t[0].key))
         ranked: list[RankedPath] = []
         executed = 0

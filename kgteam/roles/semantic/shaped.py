@@ -287,10 +287,21 @@ class ShapedReader:
         path.answers = [r[end.name] for r in rows if end.name in r]
         return path.answers
 
-    async def _kinds(self, values: list[dict[str, Any]]) -> list[AnswerKindName]:
+    async def _kinds(self, values: list[dict[str, Any]]) -> list[tuple[AnswerKindName, str]]:
+        """Each value's kind and the text it reads as (an IRI's name, a literal's lexical form)."""
         iris = [v["value"] for v in values if v.get("type") == "uri"]
         names = await self._names(iris[:50]) if iris else {}
-        return [value_kind(v, names.get(v["value"])) for v in values]
+        return [(value_kind(v, names.get(v["value"])), names.get(v["value"], str(v.get("value", ""))))
+                for v in values]
+
+    async def _value_like(self, path: RankedPath) -> bool:
+        """The path ends in values (numbers, dates, text, or nodes named by a number such as a
+        year node), not in things: what orders or filters a set, never a set to order."""
+        values = await self._answers(path)
+        if not values:
+            return False
+        kinds = await self._kinds(values[:20])
+        return sum(1 for k, _ in kinds if k != "entity") > 0.5 * len(kinds)
 
     async def _fitting(self, paths: RelationPaths, kind: AnswerKind) -> list[RankedPath]:
         """Ranked paths whose end values are of the kind asked for (and of its class, when the
@@ -303,7 +314,7 @@ class ShapedReader:
             if not values:
                 continue
             kinds = await self._kinds(values[:20])
-            ok = sum(1 for v, k in zip(values[:20], kinds, strict=False) if fits(kind.kind, k, str(v.get("value"))))
+            ok = sum(1 for k, text in kinds if fits(kind.kind, k, text))
             if ok >= max(1, math.ceil(0.5 * len(kinds))) and await self._fits_class(path, kind.class_iri):
                 out.append(path)
         return out
@@ -361,13 +372,13 @@ class ShapedReader:
             if not values:
                 continue
             base = path
-            if _literal_valued(path):
+            if await self._value_like(path):
                 if path.hops < 2:
                     continue
                 base = path.model_copy(update={"steps": path.steps[:-1], "answers": [], "sparql": ""})
             if base.key in seen:
                 continue
-            if not await self._answers(base) or _literal_valued(base):
+            if not await self._answers(base) or await self._value_like(base):
                 continue
             if not await self._fits_class(base, kind.class_iri):
                 continue
@@ -438,8 +449,12 @@ class ShapedReader:
         base_path = sets[0]
         triples, end = chain_group(base_path)
         base = Group(triples=triples, filters=_not_topic(end, [base_path.entity]))
-        named = next((p for p in paths.paths if p.hops == base_path.hops + 1 and _literal_valued(p)
-                      and p.key.startswith(base_path.key + "|") and p.steps[-1].words), None)
+        named = None
+        for p in paths.paths:
+            if p.hops == base_path.hops + 1 and p.steps[-1].words and p.key.startswith(base_path.key + "|") \
+                    and await self._value_like(p):
+                named = p
+                break
         relations = await self._ordering_relations(base, end)
         words = _ordering_words(shape)
         if named is not None and any(r[0] == named.steps[-1].predicate for r in relations):
@@ -534,15 +549,31 @@ class ShapedReader:
         if not found:
             return ShapedReading(QueryGraph(form="ask", expected=AnswerKind(kind="boolean")), 0.0,
                                  "no relation of the question joins its entities", guess_only=True)
-        path, target, reached = found[0]
+        named = [c for c in found if c[0].support >= 0.5 * CONFIDENCE_SUPPORT]
+        if named and named[0] is found[0]:
+            # the question's words name the relation: its path decides, against its rivals
+            path, target, reached = found[0]
+            conf = path_confidence(path, [p for p, _, _ in found])
+            if not reached:
+                conf *= 0.9  # "no" rests on the KG being complete for this relation
+        else:
+            # no word names it ("Is X in Y?"): a direct link says yes; when every relation both
+            # entities hold misses, no; anything else is unknown
+            direct = [c for c in found if c[0].hops == 1]
+            linked = [c for c in direct if c[2]]
+            if linked:
+                path, target, reached = linked[0]
+                conf = 0.9
+            elif direct:
+                path, target, reached = direct[0]
+                conf = 0.8
+            else:
+                path, target, reached = found[0]
+                conf = 0.0
         triples, end = chain_group(path)
         inner = Group(triples=triples, values={end.name: [Iri(iri=target)]})
         where = Group(not_exists=[inner]) if shape.negated else inner
         graph = QueryGraph(form="ask", where=where, expected=AnswerKind(kind="boolean"), topics=[path.entity, target])
-        # rivals: the other paths that join the two entities, or end where the other one could stand
-        conf = path_confidence(path, [p for p, _, _ in found])
-        if not reached:
-            conf *= 0.9  # "no" rests on the KG being complete for this relation
         return ShapedReading(graph, round(conf, 4), f"{path.explain()} {'reaches' if reached else 'misses'} "
                              "the other entity", list(path.steps), path.key + "|ask")
 
@@ -564,6 +595,15 @@ class ShapedReader:
 
 
 # ---------------------------------------------------------------------------- small pieces
+def not_shape_words(mentions: list[Any], shape: ShapeReading) -> list[Any]:
+    """Mentions less those that are the shape's own words: the number a comparison is against
+    ("released after *2010*" is no film called 2010) and the cue words ("*after*", "*most*")."""
+    number = normalise(shape.number or "")
+    return [m for m in mentions
+            if not (number and normalise(m.text) == number and shape.comparison)
+            and not any(m.start <= i < m.end for i in shape.cue_positions)]
+
+
 def literal_relations(paths: RelationPaths) -> dict[str, AnswerKindName]:
     """The labels of the ranked paths' last relations that end in literals, with their value kind
     (what the shape reader needs to read "the population of X" as a number)."""

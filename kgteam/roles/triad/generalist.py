@@ -31,7 +31,8 @@ from kgteam.roles.base import Role, RoleContext
 from kgteam.roles.choice import produce
 from kgteam.roles.contract import handles
 from kgteam.roles.semantic import Mention, SemanticLayer, SemanticSettings, spot_mentions
-from kgteam.roles.semantic.shaped import ShapedReader
+from kgteam.roles.semantic.shape import read_shape
+from kgteam.roles.semantic.shaped import ShapedReader, not_shape_words
 from kgteam.roles.semantic.similarity import team_similarity
 from kgteam.roles.semantic.text import normalise
 from kgteam.roles.triad.parsing import ParsePlan, plan_from_paths
@@ -82,10 +83,13 @@ class Generalist(Role[GeneralistSettings]):
     async def _parse(self, question: str, hint: RetryHint, ctx: RoleContext) -> Parse:
         paths = ctx.ancestor(RelationPaths)
         mentions = await spot_mentions(question, ctx.tools) if question.strip() else []
+        kind_spans: list[tuple[int, int]] = []
+        if self.settings.shapes and question.strip():
+            shape = read_shape(question)
+            mentions = not_shape_words(mentions, shape)  # "after 2005": a comparison, not the film "2005"
+            kind_spans = await ShapedReader(ctx.tools).class_word_spans(question, shape)
         if paths is None:
             layer = SemanticLayer(ctx.tools, team_similarity(ctx.tools), self.settings.semantic)
-            kind_spans = await ShapedReader(ctx.tools).class_word_spans(question) \
-                if self.settings.shapes and question.strip() else []
             paths = await layer.rank(question, mentions, exclude=kind_spans)
             ctx.trace.record("paths", role=self.instance_name, mention=paths.mention, confidence=paths.confidence,
                              best=paths.best.explain() if paths.best else None)
