@@ -254,3 +254,31 @@ def test_cli_calibrate_bad_input_is_a_clear_error(tmp_path, content, message):
     assert "error:" in result.output and message in result.output
     assert "Traceback" not in result.output and isinstance(result.exception, SystemExit)
     assert not (tmp_path / "map.json").exists()
+
+
+# ------------------------------------------------------------------ benchmarks/calibration.py
+
+def test_benchmark_leaves_each_set_out(tmp_path, capsys):
+    import importlib.util
+    from pathlib import Path
+
+    script = Path(__file__).resolve().parents[2] / "benchmarks" / "calibration.py"
+    spec = importlib.util.spec_from_file_location("calibration_benchmark", script)
+    bench = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(bench)
+    runs = []
+    for i, n in enumerate((400, 500, 600)):
+        path = _records_file(tmp_path / f"set{i}.jsonl", overconfident(n, 10 + i))
+        (tmp_path / f"set{i}.meta.json").write_text(json.dumps({"dataset": f"synthetic:{i}"}), encoding="utf-8")
+        runs.append(str(path))
+    assert bench.main(runs) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert list(out["sets"]) == ["synthetic:0", "synthetic:1", "synthetic:2"]
+    assert [s["fitted_on"] for s in out["sets"].values()] == [1100, 1000, 900]  # the other sets' pairs only
+    for s in out["sets"].values():
+        before, after = s["before"], s["after"]
+        assert before["ece"] > 0.2 and after["ece"] < 0.06
+        # a tenth of the answers score >= 0.9 and about 18% of those are wrong before the map
+        assert before["wrong_at_90"] > 0.005 and after["wrong_at_90"] < before["wrong_at_90"]
+        assert before["abstention"] == 0.0 and after["abstention"] > 0.3  # low calibrated scores abstain
+    assert bench.main([str(tmp_path / "missing.jsonl")]) == 2
