@@ -5,13 +5,15 @@ stored as a small JSON file: monotone ``(x, y)`` breakpoints, read by linear int
 what it was fitted on. This module is the runtime half only (load, apply), so any layer can use it
 without importing the evaluation code; it imports nothing of kgteam's.
 
-Apply it in one line: ``CalibrationMap.load(path).calibrate(raw)``.
+Apply it in one line: ``CalibrationMap.load(path).calibrate(raw)``, or ``calibrator(path)(raw)``,
+where a ``None`` path gives the raw score back (no map configured).
 """
 
 from __future__ import annotations
 
 import bisect
 import json
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -81,3 +83,11 @@ class CalibrationMap(BaseModel):
             first = exc.errors()[0]
             where = ".".join(str(p) for p in first["loc"]) or "file"
             raise CalibrationError(f"{path}: not a calibration map ({where}: {first['msg']})") from None
+
+
+def calibrator(path: str | Path | None) -> Callable[[float], float]:
+    """The map at ``path`` as a function of the raw score; the identity when ``path`` is None.
+    Loaded once, here, so a broken file fails when the team is built, not mid-question."""
+    if path is None:
+        return lambda raw: raw
+    return CalibrationMap.load(path).calibrate

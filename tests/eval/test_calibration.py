@@ -21,7 +21,7 @@ from kgteam.eval.grading import GroundednessCheck
 from kgteam.eval.metrics import brier_score, expected_calibration_error, reliability_bins
 from kgteam.eval.report import calibration_pairs, load_runs, summarize, write_report
 from kgteam.eval.runner import RunRecord, read_run, run_eval
-from kgteam.protocols.calibration import CalibrationError, CalibrationMap
+from kgteam.protocols.calibration import CalibrationError, CalibrationMap, calibrator
 from kgteam.protocols.evidence import Evidence, EvidenceQuery, RelationMatch
 from kgteam.protocols.payloads import Answer, AnswerValue
 
@@ -208,6 +208,10 @@ def test_map_interpolates_clamps_and_round_trips(tmp_path):
         CalibrationMap.load(tmp_path / "other.json")
     with pytest.raises(CalibrationError, match="cannot read"):
         CalibrationMap.load(tmp_path / "missing.json")
+    assert calibrator(tmp_path / "map.json")(0.4) == pytest.approx(0.3)
+    assert calibrator(None)(0.37) == 0.37  # no map configured: the raw score
+    with pytest.raises(CalibrationError):
+        calibrator(tmp_path / "bad.json")
 
 
 # ------------------------------------------------------------------ kgteam calibrate
