@@ -472,13 +472,14 @@ def build_figures(runs: list[LoadedRun]) -> dict[str, Any]:
             ece = expected_calibration_error(pairs, RELIABILITY_BINS) or 0.0
             bars = ax.bar(pos, [b.accuracy or 0.0 for b in bins], width=width, color=colors[i % len(colors)],
                           alpha=0.8, edgecolor="black", linewidth=0.4, label=f"{run.name} (ECE {ece:.3f})")
-            ax.bar_label(bars, labels=[f"n={b.n}" if b.n else "" for b in bins], fontsize=6, padding=2)
+            ax.bar_label(bars, labels=[f"n={b.n}" if b.n else "" for b in bins], fontsize=6, padding=2,
+                         rotation=90 if len(with_pairs) > 1 else 0)  # side by side, level labels would overlap
             ax.plot([b.mean_confidence for b in bins if b.n], [b.accuracy for b in bins if b.n], "o",
                     color=colors[i % len(colors)], mec="black", ms=4)
             titles.append(f"{run.name} {ece:.3f}" if len(with_pairs) > 1 else f"{ece:.3f}")
         ax.set_xticks(edges)
         ax.set_xlim(0, 1)
-        ax.set_ylim(0, 1.1)
+        ax.set_ylim(0, 1.15)
         ax.set_xlabel("confidence (bin; dots at the bin's mean confidence)")
         ax.set_ylabel("accuracy in the bin")
         ax.set_title("Reliability — ECE " + ", ".join(titles))
