@@ -44,6 +44,7 @@ COMMAND_MODULES = (
     "kgteam.cli.init_cmd",
     "kgteam.cli.trace_cmd",
     "kgteam.cli.eval_cmd",
+    "kgteam.cli.calibrate_cmd",
     "kgteam.cli.claims_cmd",
     "kgteam.cli.tune_cmd",
     "kgteam.cli.sparql_cmd",

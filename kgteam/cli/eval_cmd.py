@@ -130,6 +130,7 @@ def _default_out(dataset: str) -> Path:
 
 def _print_summary(summary: dict[str, Any]) -> None:
     keys = ("n", "accuracy", "hallucination", "missing", "truthfulness", "exact_match", "f1", "hits1", "groundedness",
+            "wrong_grounded", "ece", "wrong_at_90", "wrong_at_90_stated", "brier", "calibrated_n",
             "verifiability", "verifiability_na", "ungrounded_verdicts", "llm_calls_mean", "tokens_mean",
             "seconds_mean", "errors")
     console.print(" ".join(f"{k}={summary[k]:.3f}" if isinstance(summary.get(k), float) else f"{k}={summary.get(k)}"

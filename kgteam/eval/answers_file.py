@@ -2,7 +2,9 @@
 
 The run file keeps everything (evidence, grading details) for kgteam; this is the file for a
 spreadsheet or another tool: one row per question (the latest record per id), the same columns in
-both formats. The file's suffix picks the format (``.csv`` or ``.jsonl``), one rule for every
+both formats. ``confidence``, ``guess`` (an abstention's best candidate), ``guess_correct`` and the
+answer's ``reading`` (in words) and ``sparql`` (the queries it ran) are there so calibration can be
+measured from the file. The file's suffix picks the format (``.csv`` or ``.jsonl``), one rule for every
 command that writes answers.
 
 CSV cells that a spreadsheet would run as a formula (starting with ``=``, ``+``, ``-``, ``@``,
@@ -23,9 +25,9 @@ from typing import Any
 from kgteam.eval.report import LoadedRun
 
 FORMATS = {".csv": "csv", ".jsonl": "jsonl"}
-COLUMNS = ("run", "id", "question", "gold", "answer", "answer_values", "answer_status", "grade", "decided_by",
-           "stopped_by", "grounded_claimed", "grounded_checked", "llm_calls", "tokens", "seconds",
-           "queued_seconds", "error")
+COLUMNS = ("run", "id", "question", "gold", "answer", "answer_values", "answer_status", "confidence", "guess",
+           "guess_correct", "reading", "sparql", "grade", "decided_by", "stopped_by", "grounded_claimed",
+           "grounded_checked", "llm_calls", "tokens", "seconds", "queued_seconds", "error")
 LIST_SEPARATOR = " | "  # several gold answers or answer values in one CSV cell
 _FORMULA_STARTS = ("=", "+", "-", "@", "\t", "\r")
 
@@ -47,6 +49,8 @@ def answer_rows(runs: Sequence[LoadedRun]) -> list[dict[str, Any]]:
                 "run": run.name, "id": r.id, "question": r.question, "gold": [g.display() for g in r.gold],
                 "answer": r.answer_text, "answer_values": [v.label for v in r.answer_values],
                 "answer_status": r.answer_status if r.status == "ok" else "error",
+                "confidence": r.confidence, "guess": [v.label for v in r.guess], "guess_correct": r.guess_correct,
+                "reading": r.reading, "sparql": r.sparql,
                 "grade": r.grading.grade if r.grading else None,
                 "decided_by": r.grading.decided_by if r.grading else None,
                 "stopped_by": r.stopped_by, "grounded_claimed": r.answer_grounded,

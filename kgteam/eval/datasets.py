@@ -72,10 +72,16 @@ class GoldPath(BaseModel):
     directions: list[Literal["out", "in"]] = Field(default_factory=list)
 
 
+AnswerKind = Literal["entity", "string", "number", "date", "boolean", "empty"]
+ANSWER_KINDS: tuple[str, ...] = ("entity", "string", "number", "date", "boolean", "empty")
+
+
 class DatasetItem(BaseModel):
     id: str
     question: str
     answers: list[GoldAnswer] = Field(default_factory=list)
+    # what the gold is, when the dataset says so; "empty": the KG holds no answer (abstaining is right)
+    answer_kind: AnswerKind | None = None
     topic_entities: list[EntityRef] = Field(default_factory=list)
     gold_query: str | None = None
     gold_paths: list[GoldPath] = Field(default_factory=list)
@@ -349,6 +355,39 @@ def _gold(value: Any) -> GoldAnswer:
     return GoldAnswer(label=value) if isinstance(value, str) else GoldAnswer.model_validate(value)
 
 
+def typed_golds(golds: list[GoldAnswer], kind: str, where: str) -> list[GoldAnswer]:
+    """Gold items of a declared kind, checked and typed: numbers get ``xsd:decimal``, dates
+    ``xsd:gYear``/``xsd:gYearMonth``/``xsd:date`` by their precision, booleans become ``true``/``false``
+    with ``xsd:boolean``. A value that is not of the kind is a :class:`DatasetError`."""
+    from kgteam.eval.metrics import literal_text, parse_boolean, parse_date, parse_number
+
+    if kind == "empty":
+        if golds:
+            raise DatasetError(f"{where}: kind 'empty' means the KG holds no answer, but answers are given")
+        return []
+    if kind in {"entity", "string"}:
+        return golds
+    out = []
+    for g in golds:
+        label = literal_text(g.label)[0] if g.label is not None else ""
+        if kind == "number":
+            if parse_number(label) is None:
+                raise DatasetError(f"{where}: {label!r} is not a number (kind 'number')")
+            out.append(g.model_copy(update={"label": label, "datatype": g.datatype or _XSD + "decimal"}))
+        elif kind == "date":
+            d = parse_date(label)
+            if d is None:
+                raise DatasetError(f"{where}: {label!r} is not a date or year (kind 'date')")
+            precision = "gYear" if d.month is None else ("gYearMonth" if d.day is None else "date")
+            out.append(g.model_copy(update={"label": label, "datatype": g.datatype or _XSD + precision}))
+        else:  # boolean
+            b = parse_boolean(label)
+            if b is None:
+                raise DatasetError(f"{where}: {label!r} is not yes/no/true/false (kind 'boolean')")
+            out.append(g.model_copy(update={"label": "true" if b else "false", "datatype": _XSD + "boolean"}))
+    return out
+
+
 EXTRA_FIELDS = ("kind", "facts", "rule", "kg", "profile")  # generic JSONL fields kept in ``extra`` (R3 question kinds)
 
 
@@ -359,6 +398,8 @@ def read_jsonl(path: str | Path, *, dataset: str | None = None) -> list[DatasetI
     ``{"label", "iri"}``), ``topic_entity``/``topic_entities`` (string or ``{"label", "iri"}``),
     ``sparql``/``gold_query``, ``gold_paths``, ``tags`` (object; ``hops``, ``qtype`` and ``kind`` are
     used for slicing); ``kind``, ``facts``, ``rule`` and ``kg`` are also kept in ``extra``.
+    ``answer_kind`` (or a ``kind`` that is one of :data:`ANSWER_KINDS`) types the gold: number,
+    date, boolean, or ``empty`` (no answer in the KG; ``answers`` must then be empty).
     """
     path = Path(path)
     name = dataset or path.stem
@@ -383,9 +424,18 @@ def read_jsonl(path: str | Path, *, dataset: str | None = None) -> list[DatasetI
         for key in EXTRA_FIELDS:  # claim and commonsense files: what decides the item travels with it
             if key in row:
                 extra.setdefault(key, row[key])
+        kind = row.get("answer_kind") or (row["kind"] if row.get("kind") in ANSWER_KINDS else None)
+        if kind is not None and kind not in ANSWER_KINDS:
+            raise DatasetError(f"{path}:{i + 1}: answer_kind {kind!r} is not one of {', '.join(ANSWER_KINDS)}")
+        answers = row.get("answers", [])
+        if not isinstance(answers, list):
+            raise DatasetError(f"{path}:{i + 1}: 'answers' must be a list")
+        golds = [_gold(a) for a in answers]
+        if kind is not None:
+            golds = typed_golds(golds, kind, f"{path}:{i + 1}")
         items.append(DatasetItem(
             id=str(row.get("id", f"{name}-{i:05d}")), question=row["question"],
-            answers=[_gold(a) for a in row.get("answers", [])],
+            answers=golds, answer_kind=kind,
             topic_entities=[_entity(t) for t in topics or []],
             gold_query=row.get("gold_query") or row.get("sparql"),
             gold_paths=[GoldPath.model_validate(p) for p in row.get("gold_paths", [])],

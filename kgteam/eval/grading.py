@@ -81,20 +81,43 @@ def _match_kinds(items: Sequence[Predicted], golds: Sequence[GoldAnswer]) -> str
     return "+".join(kinds) or "set"
 
 
+def abstained(text: str, values: Sequence[object], status: str) -> bool:
+    """The answer says nothing: status unknown/refused, or no values and an empty/"I don't know" text."""
+    return status in {"unknown", "refused"} or (not values and is_missing_text(text))
+
+
+def grade_empty_gold(text: str, values: Sequence[Predicted], *, status: str = "answered") -> tuple[Grading, bool]:
+    """A question whose gold is *empty* (the KG holds no answer): abstaining is the right answer.
+
+    An abstention is accurate (``rule:empty-gold-abstained``), any stated answer, values or text,
+    is hallucinated (``rule:empty-gold-stated``: a made-up answer to an unanswerable question is
+    wrong), an error is missing. Always sure: no judge is asked.
+    """
+    if status == "error":
+        return _verdict_grading("missing", "rule:missing", f"status={status}"), True
+    if abstained(text, values, status):
+        return _verdict_grading("accurate", "rule:empty-gold-abstained", "the KG holds no answer"), True
+    return _verdict_grading("hallucinated", "rule:empty-gold-stated", "the KG holds no answer, one was stated"), True
+
+
 def grade_by_rules(
-    text: str, values: Sequence[Predicted], golds: Sequence[GoldAnswer], *, status: str = "answered"
+    text: str, values: Sequence[Predicted], golds: Sequence[GoldAnswer], *, status: str = "answered",
+    answer_kind: str | None = None,
 ) -> tuple[Grading, bool]:
     """Rule grade and whether the rules were *sure* (False: a judge may overrule).
 
     Missing: status unknown/refused/error, or no values and empty/"I don't know" text.
     Accurate: every gold item matched and every predicted item correct (all-items rule).
+    ``answer_kind="empty"``: the gold is known to be empty, see :func:`grade_empty_gold`.
     """
+    if answer_kind == "empty":
+        return grade_empty_gold(text, values, status=status)
     verdict = gold_verdict(golds)
     if verdict is not None:
         return grade_verdict(text, values, verdict, status=status)
     items, structured = predicted_items(text, values)
     scores = set_scores(items, golds) if golds else SetScores(0, 0, 0, False, False, 0, 0)
-    if status in {"unknown", "refused", "error"} or (not values and is_missing_text(text)):
+    if status == "error" or abstained(text, values, status):
         return _scored("missing", "rule:missing", scores, f"status={status}"), True
     if not golds:
         return _scored("ungraded", "rule:no-gold", scores, "dataset has no gold answers"), True
@@ -171,12 +194,25 @@ async def judge(
     return outcome.value, outcome.attempts, outcome.prompt_tokens + outcome.completion_tokens
 
 
+def guess_correct(guess: Sequence[Predicted], golds: Sequence[GoldAnswer], *,
+                  answer_kind: str | None = None) -> bool | None:
+    """Whether an abstention's best guess, had it been stated, would have been graded accurate.
+
+    None when there is no guess or no gold to grade it by. On an empty-gold question every guess
+    is wrong. Rules only (a guess is a list of values, which the rules always decide).
+    """
+    if not guess or (not golds and answer_kind != "empty"):
+        return None
+    grading, _ = grade_by_rules("", guess, golds, answer_kind=answer_kind)
+    return grading.grade == "accurate"
+
+
 async def grade_answer(
     question: str, text: str, values: Sequence[Predicted], golds: Sequence[GoldAnswer], *,
-    status: str = "answered", judge_model: ChatModel | None = None,
+    status: str = "answered", judge_model: ChatModel | None = None, answer_kind: str | None = None,
 ) -> Grading:
     """Rules first; the judge (when given) decides only where the rules were not sure."""
-    grading, sure = grade_by_rules(text, values, golds, status=status)
+    grading, sure = grade_by_rules(text, values, golds, status=status, answer_kind=answer_kind)
     if sure or judge_model is None:
         return grading
     verdict, calls, tokens = await judge(judge_model, question, text, golds)

@@ -239,26 +239,66 @@ class Predicted:
     iri: str | None = None
 
 
+# ------------------------------------------------------------------------- literals and kinds
+
+_TYPED = re.compile(r'^"(.*)"\s*(?:\^\^\s*(<[^>]*>|[\w-]+:[\w-]+)|@[A-Za-z]+(?:-[A-Za-z0-9]+)*)?$', re.DOTALL)
+_NUMBER_TYPES = ("integer", "decimal", "double", "float", "int", "long", "short", "byte", "nonNegativeInteger",
+                 "positiveInteger", "negativeInteger", "nonPositiveInteger", "unsignedInt", "unsignedLong")
+_DATE_TYPES = ("date", "dateTime", "dateTimeStamp", "gYear", "gYearMonth")
+
+
+def literal_text(text: str) -> tuple[str, str | None]:
+    """``"42"^^xsd:integer`` -> ``("42", "xsd:integer")``; ``"Paris"@en`` -> ``("Paris", None)``;
+    anything else unchanged. Answers copied from SPARQL results or Turtle keep this notation."""
+    m = _TYPED.match(text.strip())
+    if not m:
+        return text, None
+    datatype = m.group(2)
+    return m.group(1), (datatype.strip("<>") if datatype else None)
+
+
+def datatype_kind(datatype: str | None) -> str | None:
+    """``number``, ``date`` or ``boolean`` for an XSD datatype (full IRI or ``xsd:`` name), else None."""
+    if not datatype:
+        return None
+    local = re.split(r"[#:/]", datatype)[-1]
+    if local == "boolean":
+        return "boolean"
+    if local in _NUMBER_TYPES:
+        return "number"
+    if local in _DATE_TYPES:
+        return "date"
+    return None
+
+
 def match_item(pred: Predicted, gold: GoldAnswer) -> str | None:
-    """How ``pred`` matches ``gold`` ("iri", "string", "number", "date", "boolean") or None."""
+    """How ``pred`` matches ``gold`` ("iri", "string", "number", "date", "boolean") or None.
+
+    The gold's datatype decides how its value is compared: a number gold is compared as a number
+    only (gold 1979 as a count never matches an answer dated 1979-05-25), a boolean gold as yes/no;
+    a date or untyped gold is tried as a date, then as a number (a bare year gold such as ``1979``
+    matches an answer dated that year; a dated gold needs the answer to give every part of it).
+    """
     if pred.iri and gold.iri and pred.iri == gold.iri:
         return "iri"
     gold_label = gold.label if gold.label is not None else (_iri_label(gold.iri) if gold.iri and not
                                                            re.search(r"/[QPL]\d+$", gold.iri) else None)
     if gold_label is None:
         return None
-    is_bool_gold = bool(gold.datatype and gold.datatype.endswith("boolean")) or normalize(gold_label) in {
-        "true", "false"}
-    if is_bool_gold:
-        pb, gb = parse_boolean(pred.label), parse_boolean(gold_label)
+    gold_label, gold_type = literal_text(gold_label)
+    pred_label, _ = literal_text(pred.label)
+    kind = datatype_kind(gold.datatype or gold_type)
+    if kind == "boolean" or (kind is None and normalize(gold_label) in {"true", "false"}):
+        pb, gb = parse_boolean(pred_label), parse_boolean(gold_label)
         return "boolean" if pb is not None and pb == gb else None
-    d = dates_match(pred.label, gold_label)
-    if d is not None:
-        return "date" if d else None
-    n = numbers_match(pred.label, gold_label)
+    if kind != "number":
+        d = dates_match(pred_label, gold_label)
+        if d is not None:
+            return "date" if d else None
+    n = numbers_match(pred_label, gold_label)
     if n is not None:
         return "number" if n else None
-    if normalize(pred.label) and normalize(pred.label) == normalize(gold_label):
+    if normalize(pred_label) and normalize(pred_label) == normalize(gold_label):
         return "string"
     return None
 
@@ -316,3 +356,51 @@ def set_scores(preds: Sequence[Predicted], golds: Sequence[GoldAnswer]) -> SetSc
 def macro(values: Iterable[float]) -> float:
     vals = list(values)
     return sum(vals) / len(vals) if vals else 0.0
+
+
+# ---------------------------------------------------------------------------------- calibration
+
+CONFIDENT = 0.9  # "wrong at confidence >= 0.9": the answers a user would trust without checking
+
+
+@dataclass(frozen=True)
+class ReliabilityBin:
+    """One equal-width confidence bin: ``[low, high)`` (the last bin includes 1.0)."""
+
+    low: float
+    high: float
+    n: int
+    mean_confidence: float | None  # None when the bin is empty
+    accuracy: float | None
+
+    @property
+    def gap(self) -> float | None:
+        return None if self.n == 0 else abs(self.accuracy - self.mean_confidence)  # type: ignore[operator]
+
+
+def reliability_bins(pairs: Sequence[tuple[float, bool]], n_bins: int = 10) -> list[ReliabilityBin]:
+    """(confidence, correct) pairs in ``n_bins`` equal-width bins over [0, 1]."""
+    if n_bins < 1:
+        raise ValueError(f"n_bins must be >= 1, got {n_bins}")
+    groups: list[list[tuple[float, bool]]] = [[] for _ in range(n_bins)]
+    for conf, correct in pairs:
+        groups[min(n_bins - 1, max(0, int(conf * n_bins)))].append((conf, correct))
+    out = []
+    for i, group in enumerate(groups):
+        n = len(group)
+        out.append(ReliabilityBin(low=i / n_bins, high=(i + 1) / n_bins, n=n,
+                                  mean_confidence=sum(c for c, _ in group) / n if n else None,
+                                  accuracy=sum(ok for _, ok in group) / n if n else None))
+    return out
+
+
+def expected_calibration_error(pairs: Sequence[tuple[float, bool]], n_bins: int = 10) -> float | None:
+    """ECE = sum over bins of (bin size / all pairs) * |accuracy - mean confidence|; None without pairs."""
+    if not pairs:
+        return None
+    return sum(b.n / len(pairs) * b.gap for b in reliability_bins(pairs, n_bins) if b.n)  # type: ignore[operator]
+
+
+def brier_score(pairs: Sequence[tuple[float, bool]]) -> float | None:
+    """Mean squared difference between confidence and outcome (1 right, 0 wrong); None without pairs."""
+    return sum((c - float(ok)) ** 2 for c, ok in pairs) / len(pairs) if pairs else None

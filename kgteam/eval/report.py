@@ -9,6 +9,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from kgteam.eval.metrics import CONFIDENT, brier_score, expected_calibration_error, reliability_bins
 from kgteam.eval.runner import RunRecord, read_meta, read_run
 from kgteam.eval.verifiability import is_ungrounded_verdict
 
@@ -45,6 +46,10 @@ def summarize(records: Sequence[RunRecord]) -> dict[str, Any]:
     checked = [r for r in answered if r.groundedness is not None]
     scored = [r.verifiability.score for r in records
               if r.status == "ok" and r.verifiability is not None and r.verifiability.score is not None]
+    pairs = [p for r in records if (p := r.calibration_pair()) is not None]
+    stated = [r for r in records if r.stated() and r.grading is not None and r.grading.grade != "ungraded"]
+    confident_wrong = sum(r.grading is not None and r.grading.grade == "hallucinated" and r.confidence is not None
+                          and r.confidence >= CONFIDENT for r in stated)
     secs = [r.seconds for r in records]
     calls = [float(r.llm_calls) for r in records]
     toks = [float(r.tokens) for r in records]
@@ -64,6 +69,17 @@ def summarize(records: Sequence[RunRecord]) -> dict[str, Any]:
         "groundedness": (sum(bool(r.groundedness and r.groundedness.grounded) for r in checked) / len(checked))
         if checked else None,
         "grounded_checked": len(checked),
+        # hallucinated answers that still passed the groundedness check: "grounded" is not "right"
+        "wrong_grounded": sum(bool(r.groundedness and r.groundedness.grounded) for r in checked
+                              if r.grading and r.grading.grade == "hallucinated"),
+        # calibration over (confidence, correct) pairs: stated answers and abstentions' graded best guesses
+        "calibrated_n": len(pairs),
+        "ece": expected_calibration_error(pairs),
+        "brier": brier_score(pairs),
+        "wrong_at_90": confident_wrong / g if g else None,  # over all graded questions
+        "wrong_at_90_stated": confident_wrong / len(stated) if stated else None,  # over stated answers
+        "wrong_at_90_n": confident_wrong,
+        "stated": len(stated),
         # FActScore-like: mean share of an answer's reasoning statements the KG bears out (docs/eval.md)
         "verifiability": statistics.fmean(scored) if scored else None,
         "verifiability_checked": len(scored),
@@ -114,11 +130,45 @@ def load_runs(paths: Sequence[str | Path]) -> list[LoadedRun]:
     return runs
 
 
+def calibration_pairs(records: Sequence[RunRecord]) -> list[tuple[float, bool]]:
+    """Every question's (confidence, correct) pair: see :meth:`RunRecord.calibration_pair`."""
+    return [p for r in records if (p := r.calibration_pair()) is not None]
+
+
+RELIABILITY_BINS = 10
+
+
+def calibration_section(runs: Sequence[LoadedRun], n_bins: int = RELIABILITY_BINS) -> list[str]:
+    """``## Calibration``: per run, the reliability bins as a table (the data of ``reliability.png``)."""
+    out = ["## Calibration", "",
+           "Each question whose answer, or whose abstention's best guess, has a confidence is one (confidence, "
+           "correct) pair: a stated answer is correct when graded accurate, a best guess when the rules grade it "
+           "accurate (on a question with no answer in the KG every guess is wrong). Pairs fall in "
+           f"{n_bins} equal-width confidence bins; ECE = Σ (bin pairs / all pairs) × |accuracy − mean confidence|. "
+           "wrong@≥0.9 = stated answers graded hallucinated at confidence ≥ 0.9, over all graded questions "
+           "(and over stated answers); wrong & grounded = hallucinated answers that passed the groundedness check.", ""]
+    for run in runs:
+        pairs = calibration_pairs(run.records)
+        if not pairs:
+            out += [f"- **{run.name}**: no answer carries a confidence", ""]
+            continue
+        ece = expected_calibration_error(pairs, n_bins)
+        out += [f"**{run.name}**: {len(pairs)} pairs, ECE {ece:.3f}", "",
+                "| bin | n | mean confidence | accuracy | gap |", "|---|---|---|---|---|"]
+        for b in reliability_bins(pairs, n_bins):
+            out.append(f"| {b.low:.1f}–{b.high:.1f} | {b.n} | {_fmt(b.mean_confidence, 'f3')} | "
+                       f"{_fmt(b.accuracy, 'f3')} | {_fmt(b.gap, 'f3')} |")
+        out.append("")
+    return out
+
+
 # ------------------------------------------------------------------------------------ markdown
 
 _MAIN_COLS = [("n", "n", "d"), ("accuracy", "acc", "%"), ("hallucination", "halluc", "%"), ("missing", "missing", "%"),
               ("truthfulness", "truthful", "%"), ("exact_match", "EM", "%"), ("f1", "F1", "%"), ("hits1", "Hits@1", "%"),
-              ("groundedness", "grounded", "%"), ("verifiability", "verifiable", "%"),
+              ("groundedness", "grounded", "%"), ("wrong_grounded", "wrong & grounded", "d"),
+              ("ece", "ECE", "f3"), ("wrong_at_90", "wrong@≥0.9", "%"), ("wrong_at_90_stated", "wrong@≥0.9 of stated", "%"),
+              ("brier", "Brier", "f3"), ("verifiability", "verifiable", "%"),
               ("ungrounded_verdicts", "ungrounded verdicts", "d"), ("llm_calls_mean", "LLM calls/q", "f"),
               ("tokens_mean", "tokens/q", "f0"), ("seconds_mean", "s/q", "f"), ("seconds_p90", "p90 s", "f"),
               ("errors", "errors", "d")]
@@ -133,6 +183,8 @@ def _fmt(value: Any, kind: str) -> str:
         return f"{value:.2f}"
     if kind == "f0":
         return f"{value:.0f}"
+    if kind == "f3":
+        return f"{value:.3f}"
     return str(value)
 
 
@@ -165,7 +217,9 @@ def write_report(run_paths: Sequence[str | Path], out_dir: str | Path, *, title:
                  "EM/F1/Hits@1 are macro averages over questions. Grounded = share of answered questions whose "
                  "cited triples all exist in the KG and name the answer (– when not checked). Verifiable = mean share of an "
                  "answer's reasoning statements whose cited triples exist in the KG and are named by the statement, over "
-                 "answers with reasoning (– when none had any); ungrounded verdicts = answers saying True/False/"
+                 "answers with reasoning (– when none had any); wrong & grounded = hallucinated answers counted as "
+                 "grounded, so a grounded share is never read as a share of right answers; ECE, wrong@≥0.9 and Brier: "
+                 "see Calibration; ungrounded verdicts = answers saying True/False/"
                  "supported/refuted with no evidence triple. s/q and the latency "
                  "plot are each question's own run time: time spent waiting for a model slot (other questions' "
                  "calls to a one-request-at-a-time server) is not counted.")
@@ -194,6 +248,7 @@ def write_report(run_paths: Sequence[str | Path], out_dir: str | Path, *, title:
         stopped = ", ".join(f"{k}: {v}" for k, v in s["stopped_by"].items())
         lines.append(f"- **{run.name}**: {decided or '–'}; stopped by: {stopped or '–'}")
     lines.append("")
+    lines += calibration_section(runs)
     plots = make_plots(runs, out_dir)
     if plots:
         lines += ["## Plots", ""]
@@ -402,7 +457,36 @@ def build_figures(runs: list[LoadedRun]) -> dict[str, Any]:
         _legend_outside(ax)
         done(fig, "verifiability.png")
 
-    # 6. Latency distribution (the questions' own run time, see RunRecord.seconds).
+    # 6. Reliability: accuracy per confidence bin against the diagonal (only when confidences were recorded).
+    run_pairs = [calibration_pairs(r.records) for r in runs]
+    if any(run_pairs):
+        fig, ax = plt.subplots(figsize=(6.5, 5))
+        edges = [i / RELIABILITY_BINS for i in range(RELIABILITY_BINS + 1)]
+        ax.plot([0, 1], [0, 1], ls="--", color="gray", lw=1, label="perfect calibration")
+        with_pairs = [(run, pairs) for run, pairs in zip(runs, run_pairs, strict=True) if pairs]
+        width = 0.9 / RELIABILITY_BINS / len(with_pairs)
+        titles = []
+        for i, (run, pairs) in enumerate(with_pairs):
+            bins = reliability_bins(pairs, RELIABILITY_BINS)
+            pos = [(b.low + b.high) / 2 + (i - (len(with_pairs) - 1) / 2) * width for b in bins]
+            ece = expected_calibration_error(pairs, RELIABILITY_BINS) or 0.0
+            bars = ax.bar(pos, [b.accuracy or 0.0 for b in bins], width=width, color=colors[i % len(colors)],
+                          alpha=0.8, edgecolor="black", linewidth=0.4, label=f"{run.name} (ECE {ece:.3f})")
+            ax.bar_label(bars, labels=[f"n={b.n}" if b.n else "" for b in bins], fontsize=6, padding=2,
+                         rotation=90 if len(with_pairs) > 1 else 0)  # side by side, level labels would overlap
+            ax.plot([b.mean_confidence for b in bins if b.n], [b.accuracy for b in bins if b.n], "o",
+                    color=colors[i % len(colors)], mec="black", ms=4)
+            titles.append(f"{run.name} {ece:.3f}" if len(with_pairs) > 1 else f"{ece:.3f}")
+        ax.set_xticks(edges)
+        ax.set_xlim(0, 1)
+        ax.set_ylim(0, 1.15)
+        ax.set_xlabel("confidence (bin; dots at the bin's mean confidence)")
+        ax.set_ylabel("accuracy in the bin")
+        ax.set_title("Reliability — ECE " + ", ".join(titles))
+        _legend_outside(ax)
+        done(fig, "reliability.png")
+
+    # 7. Latency distribution (the questions' own run time, see RunRecord.seconds).
     fig, ax = plt.subplots(figsize=(max(5, 1.5 * len(runs) + 3), 4))
     data = [[r.seconds for r in run.records] or [0.0] for run in runs]
     ax.boxplot(data, showmeans=True)

@@ -21,7 +21,14 @@ from typing import TYPE_CHECKING, Any, Literal, Protocol
 from pydantic import BaseModel, Field
 
 from kgteam.eval.datasets import DatasetItem, GoldAnswer, TagValue
-from kgteam.eval.grading import Grading, GroundednessCheck, check_groundedness, grade_answer
+from kgteam.eval.grading import (
+    Grading,
+    GroundednessCheck,
+    abstained,
+    check_groundedness,
+    grade_answer,
+    guess_correct,
+)
 from kgteam.eval.metrics import Predicted
 from kgteam.eval.verifiability import VerifiabilityCheck, check_verifiability
 from kgteam.llm.slots import wait_clock
@@ -53,6 +60,11 @@ class RunRecord(BaseModel):
     answer_status: str = "error"
     stopped_by: str = "error"
     answer_grounded: bool = False  # the team's own claim
+    answer_kind: str | None = None  # the dataset's kind of gold ("empty": the KG holds no answer)
+    confidence: float | None = None  # the answer's (or, abstaining, its best guess's) confidence
+    guess: list[AnswerValue] = Field(default_factory=list)  # the best candidate an abstention kept
+    guess_correct: bool | None = None  # that guess graded by the rules (None: no guess or no gold)
+    reading: str | None = None  # the query graph / path the answer came from, in words
     evidence: Evidence = Field(default_factory=Evidence)
     fallbacks: list[str] = Field(default_factory=list)
     grading: Grading | None = None
@@ -68,6 +80,29 @@ class RunRecord(BaseModel):
     @property
     def tokens(self) -> int:
         return self.prompt_tokens + self.completion_tokens
+
+    @property
+    def sparql(self) -> list[str]:
+        """The queries the answer ran without error (its selected query among them)."""
+        return [q.sparql for q in self.evidence.queries if not q.error]
+
+    def stated(self) -> bool:
+        """An answer was stated: not an abstention ("I don't know", status unknown/refused), not an error."""
+        return (self.status == "ok" and self.answer_status != "error"
+                and not abstained(self.answer_text, self.answer_values, self.answer_status))
+
+    def calibration_pair(self) -> tuple[float, bool] | None:
+        """``(confidence, correct)`` for calibration: a stated answer with its grade, or an abstention's
+        best guess with the guess's grade. None without a confidence, for an ungraded answer, or for
+        an abstention with no gradable guess (there is nothing the confidence is about)."""
+        if self.confidence is None or self.grading is None:
+            return None
+        if self.stated():
+            grade = self.grading.grade
+            return (self.confidence, grade == "accurate") if grade in {"accurate", "hallucinated"} else None
+        if self.status == "ok" and self.guess_correct is not None:
+            return self.confidence, self.guess_correct
+        return None
 
 
 @dataclass
@@ -134,10 +169,19 @@ class _Writer:
 
 # --------------------------------------------------------------------------------------- runner
 
+def reading_of(answer: Answer) -> str | None:
+    """The answer's reading in words: its own ``reading``, else the question words matched to the
+    relations of its path (``"directed" ~ ->directed_by``); None when it gives neither."""
+    if answer.reading:
+        return answer.reading
+    return "; ".join(m.explain() for m in answer.evidence.matches) or None
+
+
 def _record_from_answer(item: DatasetItem, answer: Answer) -> RunRecord:
     return RunRecord(
-        id=item.id, question=item.question, gold=item.answers, tags=item.tags,
+        id=item.id, question=item.question, gold=item.answers, tags=item.tags, answer_kind=item.answer_kind,
         answer_text=answer.text, answer_values=answer.values, answer_status=answer.status,
+        confidence=answer.confidence, guess=answer.guess, reading=reading_of(answer),
         stopped_by=answer.stopped_by, answer_grounded=answer.grounded, evidence=answer.evidence,
         fallbacks=answer.fallbacks, error=answer.error,
         llm_calls=answer.cost.llm_calls, prompt_tokens=answer.cost.prompt_tokens,
@@ -167,8 +211,13 @@ async def _ask_and_grade(item: DatasetItem, team: AskingTeam, *, session_prefix:
         record = _record_from_answer(item, answer)
         values = [Predicted(label=v.label, iri=v.iri) for v in answer.values]
         record.grading = await grade_answer(item.question, answer.text, values, item.answers,
-                                            status=answer.status, judge_model=judge_model)
-        if tools is not None and record.grading.grade != "missing":
+                                            status=answer.status, judge_model=judge_model,
+                                            answer_kind=item.answer_kind)
+        said_nothing = abstained(answer.text, values, answer.status)
+        if said_nothing and answer.guess:
+            record.guess_correct = guess_correct([Predicted(label=v.label, iri=v.iri) for v in answer.guess],
+                                                 item.answers, answer_kind=item.answer_kind)
+        if tools is not None and record.grading.grade != "missing" and not said_nothing:
             record.groundedness = await check_groundedness(answer.evidence.triples, values or [
                 Predicted(label=answer.text)], tools)
         if tools is not None and answer.evidence.reasoning:
@@ -176,7 +225,8 @@ async def _ask_and_grade(item: DatasetItem, team: AskingTeam, *, session_prefix:
     except asyncio.CancelledError:
         raise
     except Exception as exc:  # noqa: BLE001 - one bad question must not stop a run
-        record = RunRecord(id=item.id, question=item.question, gold=item.answers, tags=item.tags, status="error",
+        record = RunRecord(id=item.id, question=item.question, gold=item.answers, tags=item.tags,
+                           answer_kind=item.answer_kind, status="error",
                            error=f"{type(exc).__name__}: {exc}"[:2000])
         record.grading = Grading(grade="missing", decided_by="rule:error", reason="the question raised")
     return record

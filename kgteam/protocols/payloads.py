@@ -712,6 +712,7 @@ class Answer(Payload):
     grounded: bool = False
     confidence: float | None = Field(None, ge=0.0, le=1.0)
     guess: list[AnswerValue] = Field(default_factory=list)  # best candidate kept when abstaining
+    reading: str | None = None  # the query graph / path the answer came from, in words
     evidence: Evidence = Field(default_factory=Evidence)
     cost: Usage = Field(default_factory=Usage)
     fallbacks: list[str] = Field(default_factory=list)  # decisions taken by deterministic fallback

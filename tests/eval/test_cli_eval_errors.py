@@ -46,6 +46,9 @@ def test_retry_errors_summary_counts_the_latest_record_per_id(eval_team_file, th
     assert "done 1, skipped (resumed) 2, errors 0" in again.output
     assert [r.status for r in read_run(out)] == ["ok", "error", "ok", "ok"]  # the old error stays in the file
     assert "n=3 " in again.output and "errors=0" in again.output and "accuracy=1.000" in again.output
+    # calibration and wrong-and-grounded are part of every summary
+    for key in ("ece=", "wrong_at_90=", "wrong_at_90_stated=", "brier=", "wrong_grounded=", "calibrated_n="):
+        assert key in again.output, key
 
 
 def test_unknown_kg_is_a_clear_error(eval_kg_home, three_items):

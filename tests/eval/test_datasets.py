@@ -170,3 +170,34 @@ def test_generic_jsonl_with_qtype_and_sparql_is_not_taken_for_metaqa(tmp_path):
     (item,) = load_dataset(str(path))
     assert [a.iri for a in item.answers] == ["http://e/Ann"] and len(item.topic_entities) == 2
     assert item.tags["qtype"] == "conjunction"
+
+
+def test_jsonl_answer_kinds_type_the_gold(tmp_path):
+    from kgteam.eval.datasets import DatasetError
+
+    xsd = "http://www.w3.org/2001/XMLSchema#"
+    path = tmp_path / "shapes.jsonl"
+    path.write_text("\n".join(json.dumps(r) for r in [
+        {"id": "n", "question": "How many rivers?", "answers": [6], "kind": "number", "sparql": "SELECT (COUNT(?r) AS ?n) {}"},
+        {"id": "y", "question": "When?", "answers": ["1979"], "answer_kind": "date"},
+        {"id": "d", "question": "When exactly?", "answers": ["1979-05-25"], "kind": "date"},
+        {"id": "b", "question": "Is it?", "answers": ["yes"], "kind": "boolean"},
+        {"id": "e", "question": "Which sea does the Alps flow into?", "answers": [], "kind": "empty"},
+        {"id": "c", "question": "Claim: x", "answers": ["supported"], "kind": "claim"},
+    ]) + "\n", encoding="utf-8")
+    items = {it.id: it for it in read_jsonl(path)}
+    assert (items["n"].answer_kind, items["n"].answers[0].datatype, items["n"].gold_query) == (
+        "number", xsd + "decimal", "SELECT (COUNT(?r) AS ?n) {}")
+    assert items["y"].answers[0].datatype == xsd + "gYear"
+    assert items["d"].answers[0].datatype == xsd + "date"
+    assert (items["b"].answers[0].label, items["b"].answers[0].datatype) == ("true", xsd + "boolean")
+    assert (items["e"].answer_kind, items["e"].answers) == ("empty", [])
+    assert items["c"].answer_kind is None and items["c"].tags["kind"] == "claim"  # R3's kind tag is untouched
+    # a gold that is not of its declared kind is refused with the line
+    for bad, why in (({"question": "q", "answers": ["six"], "kind": "number"}, "not a number"),
+                     ({"question": "q", "answers": ["x"], "kind": "empty"}, "holds no answer"),
+                     ({"question": "q", "answers": ["sometimes"], "kind": "boolean"}, "yes/no"),
+                     ({"question": "q", "answers": ["1"], "answer_kind": "colour"}, "not one of")):
+        path.write_text(json.dumps(bad) + "\n", encoding="utf-8")
+        with pytest.raises(DatasetError, match=why):
+            read_jsonl(path)

@@ -70,3 +70,84 @@ async def test_invalid_judge_output_falls_back_to_rules():
     model = ScriptedModel([("judge", None, ["not json", "still not json"])])
     g = await grade_answer("q", "The United Kingdom", [], [GoldAnswer(label="UK")], judge_model=model)
     assert g.grade == "hallucinated" and g.decided_by == "rule:no-match(judge-invalid)" and g.judge_calls == 2
+
+
+# ------------------------------------------------------------------ typed gold: numbers, dates, booleans, empty
+
+XSD = "http://www.w3.org/2001/XMLSchema#"
+
+
+def kinds(pred: str, gold: GoldAnswer):
+    from kgteam.eval.metrics import match_item
+
+    return match_item(Predicted(pred), gold)
+
+
+def test_numbers_in_every_notation():
+    gold = GoldAnswer(label="42", datatype=XSD + "integer")
+    for said in ("42", "42.0", "42.00", "4.2e1", '"42"^^xsd:integer', f'"42"^^<{XSD}integer>', '"42.0"^^xsd:decimal'):
+        assert kinds(said, gold) == "number", said
+    for said in ("43", "41.9", "420", '"43"^^xsd:integer', "forty"):
+        assert kinds(said, gold) is None, said
+    assert kinds("1,234", GoldAnswer(label="1234.0")) == "number"
+    # a gold written as a typed literal is read the same way
+    assert kinds("7", GoldAnswer(label='"7"^^xsd:integer')) == "number"
+
+
+def test_a_number_gold_is_never_matched_as_a_year_of_a_date():
+    count = GoldAnswer(label="1979", datatype=XSD + "integer")
+    assert kinds("1979-05-25", count) is None
+    assert kinds("1979", count) == "number"
+
+
+def test_dates_year_gold_versus_full_date():
+    year = GoldAnswer(label="1979", datatype=XSD + "gYear")
+    assert kinds("1979-05-25", year) == "date"  # the gold is a year: any date of that year
+    assert kinds('"1979-05-25"^^xsd:date', year) == "date"
+    assert kinds("1979", year) == "number"
+    assert kinds("1980-01-01", year) is None
+    day = GoldAnswer(label="1979-05-25", datatype=XSD + "date")
+    assert kinds("1979-05-25T00:00:00Z", day) == "date"
+    assert kinds('"1979-05-25T10:30:00+02:00"^^xsd:dateTime', day) == "date"
+    assert kinds("May 25, 1979", day) == "date"
+    assert kinds("1979", day) is None  # less precise than the gold
+    assert kinds("1979-05-26", day) is None
+    stamp = GoldAnswer(label="1979-05-25T00:00:00Z", datatype=XSD + "dateTime")
+    assert kinds("1979-05-25", stamp) == "date"
+
+
+def test_booleans_yes_no_true_false():
+    yes = GoldAnswer(label="true", datatype=XSD + "boolean")
+    for said in ("yes", "Yes", "true", "TRUE", '"true"^^xsd:boolean'):
+        assert kinds(said, yes) == "boolean", said
+    for said in ("no", "false", '"false"^^xsd:boolean', "maybe"):
+        assert kinds(said, yes) is None, said
+    no = GoldAnswer(label="false", datatype=XSD + "boolean")
+    assert rules("", [no], values=[Predicted("No")])[0].grade == "accurate"
+    assert rules("", [no], values=[Predicted("yes")])[0].grade == "hallucinated"
+    assert rules("I don't know", [no], status="unknown")[0].grade == "missing"
+
+
+def test_empty_gold_abstaining_is_right_stating_is_wrong():
+    for text, status in (("I don't know.", "unknown"), ("I don't know", "answered"), ("", "answered"),
+                         ("no answer", "refused")):
+        g, sure = grade_by_rules(text, [], [], status=status, answer_kind="empty")
+        assert (g.grade, g.decided_by, g.hits1, sure) == ("accurate", "rule:empty-gold-abstained", True, True), text
+    g, sure = grade_by_rules("Alps", [Predicted("Alps")], [], answer_kind="empty")
+    assert (g.grade, g.decided_by, sure) == ("hallucinated", "rule:empty-gold-stated", True)
+    g, _ = grade_by_rules("The Danube flows into the North Sea.", [], [], answer_kind="empty")
+    assert g.grade == "hallucinated"
+    g, _ = grade_by_rules("boom", [], [], status="error", answer_kind="empty")
+    assert g.grade == "missing"
+    # without the kind an empty gold stays ungraded (a dataset with no answers, such as LC-QuAD)
+    assert grade_by_rules("Alps", [Predicted("Alps")], [])[0].grade == "ungraded"
+
+
+def test_guess_correct():
+    from kgteam.eval.grading import guess_correct
+
+    assert guess_correct([Predicted("Drama"), Predicted("Music")], GENRES) is True
+    assert guess_correct([Predicted("Drama")], GENRES) is False
+    assert guess_correct([Predicted("Alps")], [], answer_kind="empty") is False
+    assert guess_correct([], GENRES) is None
+    assert guess_correct([Predicted("Alps")], []) is None

@@ -1,0 +1,111 @@
+"""Calibration of answer confidences, per set, before and after a map fitted on the *other* sets.
+
+Input: run files written by ``kgteam eval ... --out`` (one per set). For each set, an isotonic map
+(``kgteam/eval/calibration.py``) is fitted on every other set's (confidence, correct) pairs
+(leave-one-set-out), so the "after" numbers are measured on questions the map never saw.
+
+Per set, before and after: ECE (10 equal-width bins), wrong@>=0.9 over all graded questions and
+over stated answers, Brier score, Hits@1 and the abstention rate. "After" re-decides each question
+with the calibrated confidence: the answer (or an abstention's best guess) is stated when its
+calibrated confidence is >= ``--threshold`` (the teams' own ``min_confidence`` default, 0.5), else
+the question is abstained on; a question without a confidence keeps its decision. Hits@1 after is
+the graded first-value hit for an unchanged answer, the guess's grade for a guess now stated, 0 for
+an answer now withheld.
+
+    .venv/bin/python benchmarks/calibration.py runs/m1.jsonl runs/m2.jsonl runs/wc-p1.jsonl > calibration.json
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+from kgteam.eval.calibration import CalibrationInputError, fit_isotonic, pairs_from_runs
+from kgteam.eval.metrics import CONFIDENT, brier_score, expected_calibration_error
+from kgteam.eval.report import calibration_pairs, latest_records
+from kgteam.eval.runner import RunRecord, read_meta, read_run
+from kgteam.protocols.calibration import CalibrationMap
+
+
+def _r(x: float | None) -> float | None:
+    return None if x is None else round(x, 4)
+
+
+def decisions(records: list[RunRecord], mapping: CalibrationMap | None,
+              threshold: float) -> list[tuple[bool, bool | None, float | None, bool]]:
+    """Per graded question: (stated, correct, confidence, hit@1) — as run, or re-decided with ``mapping``."""
+    out = []
+    for r in records:
+        if r.grading is None or r.grading.grade == "ungraded":
+            continue
+        stated = r.stated()
+        correct = r.grading.grade == "accurate" if stated else None
+        conf, hit = r.confidence, r.grading.hits1  # an abstention on an empty-gold question is a hit
+        empty = r.answer_kind == "empty"
+        if mapping is not None and conf is not None:
+            conf = mapping.calibrate(conf)
+            if stated and conf < threshold:
+                stated, correct, hit = False, None, empty
+            elif not stated and r.guess_correct is not None and conf >= threshold:
+                stated, correct, hit = True, r.guess_correct, r.guess_correct
+        out.append((stated, correct, conf, bool(hit)))
+    return out
+
+
+def measure(records: list[RunRecord], mapping: CalibrationMap | None, threshold: float, bins: int) -> dict[str, Any]:
+    pairs = calibration_pairs(records)
+    if mapping is not None:
+        pairs = [(mapping.calibrate(c), ok) for c, ok in pairs]
+    rows = decisions(records, mapping, threshold)
+    n = len(rows)
+    stated = [row for row in rows if row[0]]
+    confident_wrong = sum(1 for s, ok, c, _ in stated if ok is False and c is not None and c >= CONFIDENT)
+    return {
+        "questions": n, "pairs": len(pairs),
+        "ece": _r(expected_calibration_error(pairs, bins)), "brier": _r(brier_score(pairs)),
+        "wrong_at_90": _r(confident_wrong / n) if n else None,
+        "wrong_at_90_stated": _r(confident_wrong / len(stated)) if stated else None,
+        "hits_at_1": _r(sum(hit for *_, hit in rows) / n) if n else None,
+        "abstention": _r(1 - len(stated) / n) if n else None,
+    }
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("runs", nargs="+", type=Path, help="run files of `kgteam eval --out`, one per set")
+    parser.add_argument("--threshold", type=float, default=0.5, help="abstain below this calibrated confidence")
+    parser.add_argument("--bins", type=int, default=10)
+    args = parser.parse_args(argv)
+    sets: dict[str, Path] = {}
+    for path in args.runs:
+        name = str(read_meta(path).get("dataset") or path.stem)
+        sets[name if name not in sets else f"{name}#{path.stem}"] = path
+    try:
+        pairs = {name: pairs_from_runs([path]) for name, path in sets.items()}
+    except CalibrationInputError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    out: dict[str, Any] = {"benchmark": "calibration", "threshold": args.threshold, "bins": args.bins,
+                           "method": "isotonic (PAV), leave-one-set-out", "sets": {}}
+    for name, path in sets.items():
+        records = latest_records(read_run(path))
+        others = [p for other, ps in pairs.items() if other != name for p in ps]
+        mapping = fit_isotonic(others, sets=[o for o in sets if o != name]) if others else None
+        out["sets"][name] = {
+            "run": str(path), "fitted_on": len(others),
+            "before": measure(records, None, args.threshold, args.bins),
+            "after": measure(records, mapping, args.threshold, args.bins) if mapping else None,
+        }
+    everything = [p for ps in pairs.values() for p in ps]
+    pooled = fit_isotonic(everything, sets=list(sets))
+    out["pooled_map"] = {"n": len(everything), "xs": [round(x, 4) for x in pooled.xs],
+                         "ys": [round(y, 4) for y in pooled.ys]}
+    print(json.dumps(out, indent=2))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

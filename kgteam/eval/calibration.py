@@ -1,0 +1,93 @@
+"""Fitting a score -> probability map from eval rows (isotonic regression by pool-adjacent-violators).
+
+Isotonic regression keeps the order of the raw scores (a higher score never gets a lower
+probability) and assumes no shape beyond that, which suits a hand-made scorer whose scale means
+nothing. It is fitted here, on ``(confidence, correct)`` pairs of run files; the result is a
+:class:`~kgteam.protocols.calibration.CalibrationMap`, which roles apply at run time without
+importing this module. Why a self-written PAV instead of scikit-learn: docs/decisions.md.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from datetime import UTC, datetime
+from pathlib import Path
+
+from kgteam.eval.metrics import expected_calibration_error
+from kgteam.eval.report import calibration_pairs, latest_records
+from kgteam.eval.runner import read_run
+from kgteam.protocols.calibration import CalibrationMap, FittedOn
+
+
+class CalibrationInputError(ValueError):
+    """Run files that give nothing to fit or measure; the message says which and why."""
+
+
+def pool_adjacent_violators(xs: Sequence[float], ys: Sequence[float]) -> list[tuple[float, float, float, float]]:
+    """Least-squares non-decreasing fit of ``ys`` over ``xs``: blocks ``(x_low, x_high, y, weight)``.
+
+    Pairs with the same x are pooled first (one score, one probability); then neighbouring blocks
+    whose means fall are merged until the means rise, each merge taking the weighted mean.
+    """
+    order = sorted(range(len(xs)), key=lambda i: xs[i])
+    blocks: list[list[float]] = []  # [x_low, x_high, sum_y, weight]
+    for i in order:
+        x, y = float(xs[i]), float(ys[i])
+        if blocks and blocks[-1][1] == x:
+            blocks[-1][2] += y
+            blocks[-1][3] += 1
+        else:
+            blocks.append([x, x, y, 1.0])
+        while len(blocks) > 1 and blocks[-2][2] / blocks[-2][3] >= blocks[-1][2] / blocks[-1][3]:
+            last = blocks.pop()
+            blocks[-1][1] = last[1]
+            blocks[-1][2] += last[2]
+            blocks[-1][3] += last[3]
+    return [(lo, hi, s / w, w) for lo, hi, s, w in blocks]
+
+
+def fit_isotonic(pairs: Sequence[tuple[float, bool]], *, sets: Sequence[str] = ()) -> CalibrationMap:
+    """The map fitted on ``pairs``: each block's ends become breakpoints at the block's mean."""
+    if not pairs:
+        raise CalibrationInputError("no (confidence, correct) pairs to fit on")
+    blocks = pool_adjacent_violators([c for c, _ in pairs], [float(ok) for _, ok in pairs])
+    xs: list[float] = []
+    ys: list[float] = []
+    for lo, hi, y, _ in blocks:
+        for x in (lo, hi) if hi > lo else (lo,):
+            xs.append(x)
+            ys.append(min(1.0, max(0.0, y)))
+    fitted = FittedOn(sets=list(sets), n=len(pairs), date=datetime.now(UTC).isoformat(timespec="seconds"))
+    return CalibrationMap(xs=xs, ys=ys, fitted_on=fitted)
+
+
+def apply_map(mapping: CalibrationMap, pairs: Sequence[tuple[float, bool]]) -> list[tuple[float, bool]]:
+    return [(mapping.calibrate(c), ok) for c, ok in pairs]
+
+
+def ece_before_after(mapping: CalibrationMap, pairs: Sequence[tuple[float, bool]],
+                     n_bins: int = 10) -> tuple[float | None, float | None]:
+    return expected_calibration_error(pairs, n_bins), expected_calibration_error(apply_map(mapping, pairs), n_bins)
+
+
+def pairs_from_runs(paths: Sequence[str | Path]) -> list[tuple[float, bool]]:
+    """The pairs of every run file (latest record per id). A missing, unreadable or corrupt file,
+    or one with no pair at all, is a :class:`CalibrationInputError` naming it."""
+    pairs: list[tuple[float, bool]] = []
+    for path in paths:
+        path = Path(path)
+        if not path.is_file():
+            raise CalibrationInputError(f"run file not found: {path}")
+        try:
+            records = latest_records(read_run(path))
+        except (OSError, UnicodeDecodeError) as exc:
+            raise CalibrationInputError(f"cannot read {path}: {exc}") from None
+        except ValueError as exc:  # an invalid record before the last line
+            raise CalibrationInputError(f"{exc} (not a run file written by `kgteam eval --out`?)") from None
+        found = calibration_pairs(records)
+        if not found:
+            raise CalibrationInputError(
+                f"{path}: {len(records)} records, none with a confidence and a grade (a run file written by "
+                f"`kgteam eval --out` with a team that reports confidences is needed)")
+        pairs += found
+    return pairs
