@@ -288,6 +288,11 @@ class _Reader:
             if after < n and low[after] in AUXILIARIES:
                 self.start = after
         start = self.start
+        # "can you name ...", "could you tell me ...", "would you list ...": a polite imperative
+        if start + 2 < n and low[start] in AUXILIARIES and low[start + 1] == "you" and low[start + 2] in IMPERATIVES:
+            self.start = start + 2
+            self.cues.update(range(start, start + 2))
+            return
         if start < n and low[start] in AUXILIARIES and not _alternative(low, start):
             self.form = "ask"
             self.cues.add(start)

@@ -177,7 +177,7 @@ class ShapedReader:
         when the plain chain reading stands. Named classes ("which *town*") constrain the answer;
         a class spotted as a mention is a kind, not a topic."""
         if shape is None:
-            shape = read_shape(question, literal_relations(paths))
+            shape = read_shape(mask_mentions(question, mentions), literal_relations(paths))
         kind = AnswerKind(kind=shape.answer_kind)
         classes = await self._class_iris({iri for m in mentions for iri in _mention_iris(m)})
         if classes:
@@ -198,9 +198,10 @@ class ShapedReader:
             return await self._ordered(shape, paths, kind, klass)
         if shape.shape == "comparative" and shape.comparison and shape.number:
             return await self._ordered(shape, paths, kind, klass)
-        joined = await self._intersection(paths, mentions, kind)
-        if joined is not None:
-            return joined
+        if _two_topics(shape, mentions):
+            joined = await self._intersection(paths, mentions, kind)
+            if joined is not None:
+                return joined
         return await self._kind_checked(paths, kind, explicit=_explicit_kind(question, shape, klass))
 
     # ------------------------------------------------------------------ classes
@@ -358,9 +359,30 @@ class ShapedReader:
         base = select_graph(triples, end, topics=[chosen.entity], kind=kind)
         graph = base.model_copy(update={"answer": [], "aggregate": Aggregate(function="count", var=end),
                                         "expected": AnswerKind(kind="number")})
-        conf = path_confidence(_named_by_class(chosen, kind), [_named_by_class(p, kind) for p in sets])
+        conf = await self._set_confidence(chosen, sets, kind)
         return ShapedReading(graph, conf, f"count of: {chosen.explain()}", list(chosen.steps), chosen.key,
                              evidence_graph=base)
+
+    async def _set_confidence(self, chosen: RankedPath, sets: list[RankedPath], kind: AnswerKind) -> float:
+        """How sure the set is the one the question means. A set whose relation no word names
+        ("Ridley Scott's films") counts as named as far as it covers what the topic is linked to
+        by its rivals of the same kind (the films he directed, wrote or is tagged on)."""
+        ranked = [_named_by_class(p, kind) for p in sets]
+        me = _named_by_class(chosen, kind)
+        if me.support < 0.5 * CONFIDENCE_SUPPORT and chosen.hops == 1:
+            mine = {v.get("value") for v in await self._answers(chosen)}
+            union = set(mine)
+            for p in sets:
+                if p.hops == 1 and p.entity == chosen.entity:
+                    theirs = {v.get("value") for v in await self._answers(p)}
+                    if theirs & mine:
+                        union |= theirs
+            coverage = len(mine) / max(1, len(union))
+            me = me.model_copy(update={"support": CONFIDENCE_SUPPORT * coverage})
+            ranked = [me if p.key == me.key else p for p in ranked]
+            # rivals that only re-state part of the chosen set are no rivals
+            return path_confidence(me, [p for p in ranked if p.key == me.key or p.hops > 1 or p.entity != me.entity])
+        return path_confidence(me, ranked)
 
     async def _base_sets(self, paths: RelationPaths, kind: AnswerKind) -> list[RankedPath]:
         """Entity sets the question may count or order, best first: each ranked path that ends in
@@ -467,7 +489,7 @@ class ShapedReader:
         pred, label, style = rel
         value = Var(name="v")
         extra, key = _value_expr(end, pred, style, value)
-        base_conf = path_confidence(_named_by_class(base_path, kind), [_named_by_class(p, kind) for p in sets])
+        base_conf = await self._set_confidence(base_path, sets, kind)
         match = RelationMatch(predicate=pred, label=label, words=" ".join(words) or None, strength=rel_conf)
         conf = round(base_conf * rel_conf, 4)
         if shape.shape == "comparative":
@@ -595,13 +617,30 @@ class ShapedReader:
 
 
 # ---------------------------------------------------------------------------- small pieces
+def mask_mentions(question: str, mentions: Sequence[Any]) -> str:
+    """The question with each linked name replaced by one neutral name, so that words inside a
+    title ("Men *Without* Women", "Don't Look *Now*") are not read as the question's own shape."""
+    tokens = tokenize(question)
+    spans = sorted(((tokens[m.start].start, tokens[m.end - 1].end) for m in mentions
+                    if 0 <= m.start < m.end <= len(tokens)), reverse=True)
+    out = question
+    for a, b in spans:
+        out = out[:a] + "Xyz" + out[b:]
+    return out
+
+
 def not_shape_words(mentions: list[Any], shape: ShapeReading) -> list[Any]:
     """Mentions less those that are the shape's own words: the number a comparison is against
     ("released after *2010*" is no film called 2010) and the cue words ("*after*", "*most*")."""
     number = normalise(shape.number or "")
-    return [m for m in mentions
+    kept = [m for m in mentions
             if not (number and normalise(m.text) == number and shape.comparison)
-            and not any(m.start <= i < m.end for i in shape.cue_positions)]
+            and not all(i in shape.cue_positions for i in range(m.start, m.end))]
+    # a lowercase word of the kind asked for ("the newest Nolan *film*") names the answer's kind,
+    # not a topic, when the question has a topic besides it
+    kind = set(normalise(shape.kind_words or "").split())
+    common = [m for m in kept if m.text[:1].islower() and set(normalise(m.text).split()) <= kind]
+    return [m for m in kept if m not in common] if len(common) < len(kept) else kept
 
 
 def literal_relations(paths: RelationPaths) -> dict[str, AnswerKindName]:
@@ -631,6 +670,14 @@ def _names_other(path: RankedPath, mention: str) -> bool:
     """A path whose relation words are the other topic's name reads that name as a relation."""
     other = set(normalise(mention).split())
     return any(m.words and set(normalise(m.words).split()) <= other for m in path.steps)
+
+
+def _two_topics(shape: ShapeReading, mentions: Sequence[Any]) -> bool:
+    """The question joins two topics: it says so ("both ... and", "X and Y"), or it names two
+    things with capitalised names ("which player in Tigres UANL is from Mexico")."""
+    if shape.shape == "intersection" or shape.conjunction == "and":
+        return True
+    return sum(1 for m in mentions if getattr(m, "text", "")[:1].isupper()) >= 2
 
 
 def _explicit_kind(question: str, shape: ShapeReading, klass: str | None) -> bool:

@@ -32,7 +32,7 @@ from kgteam.roles.choice import produce
 from kgteam.roles.contract import handles
 from kgteam.roles.semantic import Mention, SemanticLayer, SemanticSettings, spot_mentions
 from kgteam.roles.semantic.shape import read_shape
-from kgteam.roles.semantic.shaped import ShapedReader, not_shape_words
+from kgteam.roles.semantic.shaped import ShapedReader, mask_mentions, not_shape_words
 from kgteam.roles.semantic.similarity import team_similarity
 from kgteam.roles.semantic.text import normalise
 from kgteam.roles.triad.parsing import ParsePlan, plan_from_paths
@@ -87,7 +87,8 @@ class Generalist(Role[GeneralistSettings]):
         if self.settings.shapes and question.strip():
             shape = read_shape(question)
             mentions = not_shape_words(mentions, shape)  # "after 2005": a comparison, not the film "2005"
-            kind_spans = await ShapedReader(ctx.tools).class_word_spans(question, shape)
+            kind_spans = await ShapedReader(ctx.tools).class_word_spans(question, read_shape(
+                mask_mentions(question, mentions)))
         if paths is None:
             layer = SemanticLayer(ctx.tools, team_similarity(ctx.tools), self.settings.semantic)
             paths = await layer.rank(question, mentions, exclude=kind_spans)
