@@ -87,9 +87,9 @@ _recursion_lock = threading.Lock()
 class QueryParseError(ToolError, ValueError):
     """The query graph cannot express this query; ``construct`` names what (stable, countable)."""
 
-    def __init__(self, construct: str, detail: str = "") -> None:
+    def __init__(self, construct: str, detail: str = "", message: str | None = None) -> None:
         self.construct = construct
-        message = f"the query graph cannot express {construct}"
+        message = message or f"the query graph cannot express {construct}"
         super().__init__(message + (f": {detail}" if detail else ""))
 
 
@@ -97,7 +97,7 @@ class QuerySyntaxError(QueryParseError):
     """Not SPARQL 1.1 that rdflib's parser reads."""
 
     def __init__(self, detail: str) -> None:
-        super().__init__("SPARQL syntax", detail)
+        super().__init__("SPARQL syntax", detail, message="SPARQL syntax error")
 
 
 def parse_query(text: str, prefixes: Mapping[str, str] | None = None) -> QueryGraph:
