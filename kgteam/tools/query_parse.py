@@ -59,6 +59,7 @@ from kgteam.protocols.query_graph import (
     Triple,
     Var,
 )
+from kgteam.tools.query_builder import BUILTIN_FUNCTIONS
 from kgteam.tools.sparql_guard import check_iri
 from kgteam.tools.types import ToolError
 
@@ -73,13 +74,6 @@ _AGGREGATES = {
 }
 # Builtins whose arguments rdflib names; in the order SPARQL writes them.
 _ARG_KEYS = ("arg", "arg1", "arg2", "arg3", "text", "pattern", "start", "length", "replacement", "flags")
-_BUILTIN_NAMES = frozenset({
-    "str", "lang", "langmatches", "datatype", "bound", "iri", "uri", "bnode", "rand", "abs", "ceil", "floor",
-    "round", "concat", "substr", "strlen", "replace", "ucase", "lcase", "encode_for_uri", "contains",
-    "strstarts", "strends", "strbefore", "strafter", "year", "month", "day", "hours", "minutes", "seconds",
-    "timezone", "tz", "now", "uuid", "struuid", "md5", "sha1", "sha256", "sha384", "sha512", "coalesce", "if",
-    "strlang", "strdt", "sameterm", "isiri", "isuri", "isblank", "isliteral", "isnumeric", "regex",
-})
 _RECURSION_LIMIT = 8000  # rdflib's parser recurses ~40 frames per nesting level
 _recursion_lock = threading.Lock()
 
@@ -485,7 +479,7 @@ class _Reader:
             return Func(name=iri, args=[self.expr(x) for x in _attr(e, "expr") or []])
         if name.startswith("Builtin_"):
             fname = name.removeprefix("Builtin_").lower()
-            if fname not in _BUILTIN_NAMES:
+            if fname not in BUILTIN_FUNCTIONS:
                 raise QueryParseError(f"the function {fname.upper()}")
             args: list[Expr] = []
             for key in _ARG_KEYS:
