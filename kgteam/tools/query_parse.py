@@ -60,10 +60,10 @@ from kgteam.protocols.query_graph import (
     Var,
 )
 from kgteam.tools.query_builder import BUILTIN_FUNCTIONS
-from kgteam.tools.sparql_guard import check_iri
+from kgteam.tools.sparql_guard import MAX_QUERY_BYTES, MAX_TOKENS, check_iri
 from kgteam.tools.types import ToolError
 
-__all__ = ["QueryParseError", "QuerySyntaxError", "parse_query"]
+__all__ = ["MAX_DEPTH", "QueryParseError", "QuerySyntaxError", "parse_query"]
 
 _VAR_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 _COMPARE_OPS = frozenset({"=", "!=", "<", "<=", ">", ">="})
@@ -74,6 +74,8 @@ _AGGREGATES = {
 }
 # Builtins whose arguments rdflib names; in the order SPARQL writes them.
 _ARG_KEYS = ("arg", "arg1", "arg2", "arg3", "text", "pattern", "start", "length", "replacement", "flags")
+_TOKEN = re.compile(r"""<[^<>\s]*>|"(?:[^"\\]|\\.)*"|'(?:[^'\\]|\\.)*'|[?$]?[\w:.\-]+|\S""")
+MAX_DEPTH = 64  # nested expressions and groups; honest queries stay under ~12
 _RECURSION_LIMIT = 8000  # rdflib's parser recurses ~40 frames per nesting level
 _recursion_lock = threading.Lock()
 
@@ -102,33 +104,47 @@ def parse_query(text: str, prefixes: Mapping[str, str] | None = None) -> QueryGr
     :class:`QueryParseError` for a construct the query graph has no place for."""
     if not isinstance(text, str) or not text.strip():
         raise QuerySyntaxError("empty query")
-    tree = _parse_tree(text, prefixes or {})
-    name = getattr(tree, "name", "")
-    if name not in ("SelectQuery", "AskQuery"):
-        raise QueryParseError(f"{name.removesuffix('Query').upper() or 'this'} queries",
-                              "only SELECT and ASK are read")
-    reader = _Reader(_variable_names(tree))
-    return reader.query(tree)
-
-
-def _parse_tree(text: str, prefixes: Mapping[str, str]) -> Any:
-    with _recursion_lock:
+    size = len(text.encode("utf-8", "surrogatepass"))
+    if size > MAX_QUERY_BYTES:  # rdflib spends seconds on such text
+        raise QueryParseError("a query this large", f"{size} bytes (the limit is {MAX_QUERY_BYTES})")
+    tokens = len(_TOKEN.findall(text))
+    if tokens > MAX_TOKENS:  # the guard's bound: rdflib spends ~1 ms per token inside expressions
+        raise QueryParseError("a query this long", f"{tokens} tokens (the limit is {MAX_TOKENS})")
+    with _recursion_lock:  # rdflib's parser and tree walks recurse per nesting level
         old = sys.getrecursionlimit()
         sys.setrecursionlimit(max(old, _RECURSION_LIMIT))
         try:
-            parsed = parseQuery(text)
-        except ParseBaseException as e:
-            raise QuerySyntaxError(str(e)[:200]) from None
+            tree = _parse_tree(text, prefixes or {})
+            name = getattr(tree, "name", "")
+            if name not in ("SelectQuery", "AskQuery"):
+                raise QueryParseError(f"{name.removesuffix('Query').upper() or 'this'} queries",
+                                      "only SELECT and ASK are read")
+            graph = _Reader(_variable_names(tree)).query(tree)
         except RecursionError:
-            raise QuerySyntaxError("nested too deeply to read") from None
+            raise QueryParseError("a query nested too deeply") from None
         finally:
             sys.setrecursionlimit(old)
+    depth = _depth(graph)
+    if depth > MAX_DEPTH:  # the builder and pydantic recurse once per level, at Python's default limit
+        raise QueryParseError("a query nested too deeply", f"{depth} levels (the limit is {MAX_DEPTH})")
+    return graph
+
+
+def _parse_tree(text: str, prefixes: Mapping[str, str]) -> Any:
+    try:
+        parsed = parseQuery(text)
+    except ParseBaseException as e:
+        raise QuerySyntaxError(str(e)[:200]) from None
+    except RecursionError:
+        raise
+    except Exception as e:  # noqa: BLE001 - rdflib's parse actions raise ValueError etc. (bad escapes)
+        raise QuerySyntaxError(f"{type(e).__name__}: {str(e)[:200]}") from None
     prologue = _Prologue(prefixes)
     try:
         prologue = translatePrologue(parsed[0], None, prologue=prologue)
         tree = traverse(parsed[1], visitPost=functools.partial(translatePName, prologue=prologue))
         return traverse(tree, visitPost=translatePath)
-    except QueryParseError:
+    except (QueryParseError, RecursionError):
         raise
     except Exception as e:  # noqa: BLE001 - rdflib raises bare Exception from its path and IRI helpers
         raise QuerySyntaxError(f"{type(e).__name__}: {str(e)[:200]}") from None
@@ -520,6 +536,33 @@ class _Reader:
 
 
 # ---------------------------------------------------------------------- helpers
+
+
+def _depth(root: QueryGraph) -> int:
+    """How deeply expressions and groups nest (walked with a stack: the graph may be deep)."""
+    deepest = 0
+    stack: list[tuple[object, int]] = [(root, 0)]
+    while stack:
+        node, level = stack.pop()
+        deepest = max(deepest, level)
+        if isinstance(node, QueryGraph):
+            stack.append((node.where, level + 1))
+            stack += [(c, level + 1) for c in node.having]
+            stack += [(k.expr, level + 1) for k in node.order]
+            if node.aggregate is not None and node.aggregate.expr is not None:
+                stack.append((node.aggregate.expr, level + 1))
+        elif isinstance(node, Group):
+            children: list[object] = [*node.filters, *node.binds.values(), *node.optional, *node.not_exists,
+                                      *node.minus, *node.exists, *node.subqueries]
+            children += [g for alternatives in node.unions for g in alternatives]
+            stack += [(c, level + 1) for c in children]
+        elif isinstance(node, Func):
+            stack += [(a, level + 1) for a in node.args]
+        elif isinstance(node, Compare):
+            stack += [(node.left, level + 1), (node.right, level + 1)]
+        elif isinstance(node, ExprFilter | TextMatch):
+            stack.append((node.expr if isinstance(node, ExprFilter) else node.target, level + 1))
+    return deepest
 
 
 def _attr(node: Any, key: str) -> Any:
