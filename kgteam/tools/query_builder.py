@@ -31,7 +31,8 @@ from kgteam.protocols.query_graph import (
 from kgteam.tools.sparql_guard import sparql_iri, sparql_literal
 from kgteam.tools.types import ToolError
 
-_BUILTINS = frozenset({
+_AGGREGATES = frozenset({"count", "sum", "min", "max", "avg", "sample", "group_concat"})
+_BUILTINS = _AGGREGATES | frozenset({
     "str", "lang", "datatype", "year", "month", "day", "hours", "minutes", "seconds", "lcase", "ucase",
     "strlen", "abs", "round", "ceil", "floor", "isiri", "isuri", "isliteral", "isblank", "isnumeric",
     "now", "langmatches", "coalesce", "if", "concat", "substr", "replace", "strdt", "strlang", "iri",
@@ -39,9 +40,9 @@ _BUILTINS = frozenset({
     "contains", "strstarts", "strends", "regex", "sameterm", "bound", "strbefore", "strafter",
     "sha384", "sha512", "uri",
     "+", "-", "*", "/", "!", "&&", "||", "in", "not in", "=", "!=", "<", "<=", ">", ">=",
-}) | frozenset({"count", "sum", "min", "max", "avg", "sample", "group_concat"})
-_AGGREGATES = frozenset({"count", "sum", "min", "max", "avg", "sample", "group_concat"})
+})
 _INFIX = frozenset({"+", "-", "*", "/", "&&", "||", "=", "!=", "<", "<=", ">", ">="})
+BUILTIN_FUNCTIONS = _BUILTINS  # what ``Func.name`` may be besides an XSD cast (the parser reads no other)
 
 
 def term(t: Expr) -> str:

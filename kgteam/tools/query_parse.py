@@ -59,10 +59,11 @@ from kgteam.protocols.query_graph import (
     Triple,
     Var,
 )
-from kgteam.tools.sparql_guard import check_iri
+from kgteam.tools.query_builder import BUILTIN_FUNCTIONS
+from kgteam.tools.sparql_guard import MAX_QUERY_BYTES, MAX_TOKENS, check_iri
 from kgteam.tools.types import ToolError
 
-__all__ = ["QueryParseError", "QuerySyntaxError", "parse_query"]
+__all__ = ["MAX_DEPTH", "QueryParseError", "QuerySyntaxError", "parse_query"]
 
 _VAR_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 _COMPARE_OPS = frozenset({"=", "!=", "<", "<=", ">", ">="})
@@ -73,13 +74,8 @@ _AGGREGATES = {
 }
 # Builtins whose arguments rdflib names; in the order SPARQL writes them.
 _ARG_KEYS = ("arg", "arg1", "arg2", "arg3", "text", "pattern", "start", "length", "replacement", "flags")
-_BUILTIN_NAMES = frozenset({
-    "str", "lang", "langmatches", "datatype", "bound", "iri", "uri", "bnode", "rand", "abs", "ceil", "floor",
-    "round", "concat", "substr", "strlen", "replace", "ucase", "lcase", "encode_for_uri", "contains",
-    "strstarts", "strends", "strbefore", "strafter", "year", "month", "day", "hours", "minutes", "seconds",
-    "timezone", "tz", "now", "uuid", "struuid", "md5", "sha1", "sha256", "sha384", "sha512", "coalesce", "if",
-    "strlang", "strdt", "sameterm", "isiri", "isuri", "isblank", "isliteral", "isnumeric", "regex",
-})
+_TOKEN = re.compile(r"""<[^<>\s]*>|"(?:[^"\\]|\\.)*"|'(?:[^'\\]|\\.)*'|[?$]?[\w:.\-]+|\S""")
+MAX_DEPTH = 64  # nested expressions and groups; honest queries stay under ~12
 _RECURSION_LIMIT = 8000  # rdflib's parser recurses ~40 frames per nesting level
 _recursion_lock = threading.Lock()
 
@@ -87,9 +83,9 @@ _recursion_lock = threading.Lock()
 class QueryParseError(ToolError, ValueError):
     """The query graph cannot express this query; ``construct`` names what (stable, countable)."""
 
-    def __init__(self, construct: str, detail: str = "") -> None:
+    def __init__(self, construct: str, detail: str = "", message: str | None = None) -> None:
         self.construct = construct
-        message = f"the query graph cannot express {construct}"
+        message = message or f"the query graph cannot express {construct}"
         super().__init__(message + (f": {detail}" if detail else ""))
 
 
@@ -97,7 +93,7 @@ class QuerySyntaxError(QueryParseError):
     """Not SPARQL 1.1 that rdflib's parser reads."""
 
     def __init__(self, detail: str) -> None:
-        super().__init__("SPARQL syntax", detail)
+        super().__init__("SPARQL syntax", detail, message="SPARQL syntax error")
 
 
 def parse_query(text: str, prefixes: Mapping[str, str] | None = None) -> QueryGraph:
@@ -108,33 +104,47 @@ def parse_query(text: str, prefixes: Mapping[str, str] | None = None) -> QueryGr
     :class:`QueryParseError` for a construct the query graph has no place for."""
     if not isinstance(text, str) or not text.strip():
         raise QuerySyntaxError("empty query")
-    tree = _parse_tree(text, prefixes or {})
-    name = getattr(tree, "name", "")
-    if name not in ("SelectQuery", "AskQuery"):
-        raise QueryParseError(f"{name.removesuffix('Query').upper() or 'this'} queries",
-                              "only SELECT and ASK are read")
-    reader = _Reader(_variable_names(tree))
-    return reader.query(tree)
-
-
-def _parse_tree(text: str, prefixes: Mapping[str, str]) -> Any:
-    with _recursion_lock:
+    size = len(text.encode("utf-8", "surrogatepass"))
+    if size > MAX_QUERY_BYTES:  # rdflib spends seconds on such text
+        raise QueryParseError("a query this large", f"{size} bytes (the limit is {MAX_QUERY_BYTES})")
+    tokens = len(_TOKEN.findall(text))
+    if tokens > MAX_TOKENS:  # the guard's bound: rdflib spends ~1 ms per token inside expressions
+        raise QueryParseError("a query this long", f"{tokens} tokens (the limit is {MAX_TOKENS})")
+    with _recursion_lock:  # rdflib's parser and tree walks recurse per nesting level
         old = sys.getrecursionlimit()
         sys.setrecursionlimit(max(old, _RECURSION_LIMIT))
         try:
-            parsed = parseQuery(text)
-        except ParseBaseException as e:
-            raise QuerySyntaxError(str(e)[:200]) from None
+            tree = _parse_tree(text, prefixes or {})
+            name = getattr(tree, "name", "")
+            if name not in ("SelectQuery", "AskQuery"):
+                raise QueryParseError(f"{name.removesuffix('Query').upper() or 'this'} queries",
+                                      "only SELECT and ASK are read")
+            graph = _Reader(_variable_names(tree)).query(tree)
         except RecursionError:
-            raise QuerySyntaxError("nested too deeply to read") from None
+            raise QueryParseError("a query nested too deeply") from None
         finally:
             sys.setrecursionlimit(old)
+    depth = _depth(graph)
+    if depth > MAX_DEPTH:  # the builder and pydantic recurse once per level, at Python's default limit
+        raise QueryParseError("a query nested too deeply", f"{depth} levels (the limit is {MAX_DEPTH})")
+    return graph
+
+
+def _parse_tree(text: str, prefixes: Mapping[str, str]) -> Any:
+    try:
+        parsed = parseQuery(text)
+    except ParseBaseException as e:
+        raise QuerySyntaxError(str(e)[:200]) from None
+    except RecursionError:
+        raise
+    except Exception as e:  # noqa: BLE001 - rdflib's parse actions raise ValueError etc. (bad escapes)
+        raise QuerySyntaxError(f"{type(e).__name__}: {str(e)[:200]}") from None
     prologue = _Prologue(prefixes)
     try:
         prologue = translatePrologue(parsed[0], None, prologue=prologue)
         tree = traverse(parsed[1], visitPost=functools.partial(translatePName, prologue=prologue))
         return traverse(tree, visitPost=translatePath)
-    except QueryParseError:
+    except (QueryParseError, RecursionError):
         raise
     except Exception as e:  # noqa: BLE001 - rdflib raises bare Exception from its path and IRI helpers
         raise QuerySyntaxError(f"{type(e).__name__}: {str(e)[:200]}") from None
@@ -485,7 +495,7 @@ class _Reader:
             return Func(name=iri, args=[self.expr(x) for x in _attr(e, "expr") or []])
         if name.startswith("Builtin_"):
             fname = name.removeprefix("Builtin_").lower()
-            if fname not in _BUILTIN_NAMES:
+            if fname not in BUILTIN_FUNCTIONS:
                 raise QueryParseError(f"the function {fname.upper()}")
             args: list[Expr] = []
             for key in _ARG_KEYS:
@@ -526,6 +536,33 @@ class _Reader:
 
 
 # ---------------------------------------------------------------------- helpers
+
+
+def _depth(root: QueryGraph) -> int:
+    """How deeply expressions and groups nest (walked with a stack: the graph may be deep)."""
+    deepest = 0
+    stack: list[tuple[object, int]] = [(root, 0)]
+    while stack:
+        node, level = stack.pop()
+        deepest = max(deepest, level)
+        if isinstance(node, QueryGraph):
+            stack.append((node.where, level + 1))
+            stack += [(c, level + 1) for c in node.having]
+            stack += [(k.expr, level + 1) for k in node.order]
+            if node.aggregate is not None and node.aggregate.expr is not None:
+                stack.append((node.aggregate.expr, level + 1))
+        elif isinstance(node, Group):
+            children: list[object] = [*node.filters, *node.binds.values(), *node.optional, *node.not_exists,
+                                      *node.minus, *node.exists, *node.subqueries]
+            children += [g for alternatives in node.unions for g in alternatives]
+            stack += [(c, level + 1) for c in children]
+        elif isinstance(node, Func):
+            stack += [(a, level + 1) for a in node.args]
+        elif isinstance(node, Compare):
+            stack += [(node.left, level + 1), (node.right, level + 1)]
+        elif isinstance(node, ExprFilter | TextMatch):
+            stack.append((node.expr if isinstance(node, ExprFilter) else node.target, level + 1))
+    return deepest
 
 
 def _attr(node: Any, key: str) -> Any:

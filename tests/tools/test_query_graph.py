@@ -277,6 +277,18 @@ def test_parser_names_what_it_cannot_express() -> None:
     assert q.where.triples[0].object == iri("http://supplied.invalid/b/q")
 
 
+@pytest.mark.parametrize(("text", "construct"), [
+    ("SELECT * WHERE { FILTER(" + "+".join(["1"] * 80) + " > 0) }", "nested too deeply"),
+    ("SELECT * WHERE { FILTER(" + "+".join(["1"] * 1200) + " > 0) }", "this long"),
+    ("SELECT * WHERE { ?s ?p " + '"' + "x" * 70_000 + '" }', "this large"),
+    ('SELECT ?x WHERE { BIND("\\U00110000" AS ?x) }', "SPARQL syntax"),
+    (None, "SPARQL syntax"),
+])
+def test_hostile_text_gets_a_clear_error(text: object, construct: str) -> None:
+    with pytest.raises(QueryParseError, match=construct):
+        parse_query(text)  # type: ignore[arg-type]
+
+
 def test_two_prefixes_for_one_namespace() -> None:
     q = parse_query("PREFIX a: <http://x.invalid/> PREFIX b: <http://x.invalid/> SELECT ?s WHERE { ?s a:p b:o }")
     assert q.where.triples[0].object == iri("http://x.invalid/o")
