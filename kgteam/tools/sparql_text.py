@@ -192,6 +192,9 @@ def _escaped_pname(text: str, prefixes: dict[str, str], at: str) -> str:
     if ns is None:
         raise ToolError(f"SPARQL syntax error at {at}: the prefix {prefix}: of {text[:80]!r} is not declared; add "
                         f"PREFIX {prefix}: <...> before the query")
+    if _IRI_FORBIDDEN.search(ns):  # a PREFIX IRI read as part of one token (PREFIX p:<...>) is unchecked
+        raise ToolError(f"SPARQL syntax error at {at}: the prefix IRI <{ns[:80]}> of {text[:80]!r} holds a "
+                        "character IRIs cannot hold")
     if not SCHEME.match(ns):
         raise UnsafeQueryError(f"the prefixed name {text[:80]!r} at {at} has escapes and its prefix IRI <{ns}> is "
                                "relative: write the full IRI in <...> instead")

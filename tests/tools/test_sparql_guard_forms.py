@@ -139,6 +139,12 @@ def test_escaped_prefixed_names_find_what_turtle_loaded_under_the_same_name(name
     assert [row["x"].value for row in store.query(text)] == [loaded]
 
 
+def test_a_prefix_declared_without_a_space_is_read_too() -> None:
+    assert "<http://e/a-b>" in guard_query("PREFIX e:<http://e/> SELECT ?x WHERE { BIND (e:a\\-b AS ?x) }", 10)
+    with pytest.raises(ToolError, match="IRIs cannot hold"):  # that IRI was never checked as an IRI token
+        analyse_query('PREFIX e:<http://e/"x> SELECT ?x WHERE { BIND (e:a\\-b AS ?x) }', 10)
+
+
 @pytest.mark.parametrize(("query", "says"), [
     ("PREFIX e: <http://e/> SELECT * WHERE { ?s e:a\\:b ?o }", "may escape only"),
     ("PREFIX e: <http://e/> SELECT * WHERE { ?s e:a\\ b ?o }", "may escape only"),
