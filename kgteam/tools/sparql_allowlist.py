@@ -22,6 +22,7 @@ import sys
 import threading
 from typing import Any
 
+from kgteam.tools.sparql_scope import check_scopes
 from kgteam.tools.types import ToolError, UnsafeQueryError
 
 __all__ = ["ParsedQuery", "SparqlSyntaxError", "UnknownFunctionError", "parse_read_only"]
@@ -85,7 +86,9 @@ def parse_read_only(text: str) -> ParsedQuery:
         old = sys.getrecursionlimit()
         sys.setrecursionlimit(max(old, _RECURSION_LIMIT))
         try:
-            algebra = translateQuery(parseQuery(text)).algebra
+            tree = parseQuery(text)
+            check_scopes(tree[1])  # rules rdflib does not check and Oxigraph does, refused here in words
+            algebra = translateQuery(tree).algebra
             name = getattr(algebra, "name", "")
             if name not in _FORMS:
                 raise UnsafeQueryError("not a read-only query: run_sparql accepts only SELECT, ASK, CONSTRUCT and "

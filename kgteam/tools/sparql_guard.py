@@ -39,6 +39,7 @@ from kgteam.tools.sparql_allowlist import (
     UnknownFunctionError,
     parse_read_only,
 )
+from kgteam.tools.sparql_scope import ScopeError
 from kgteam.tools.sparql_text import SCHEME, Source, Token, canonical_text, tokens
 from kgteam.tools.types import ToolError, UnsafeQueryError
 
@@ -235,6 +236,9 @@ def analyse_query(query: str, limit: int | None, *, base_iri: str = QUERY_BASE_I
         parsed = _parse_by_shape(guarded.text)
     except SparqlSyntaxError as e:
         raise ToolError(_syntax_message(e.pos, source, toks, canonical)) from None
+    except ScopeError as e:
+        at = _anchor(e, toks)
+        raise ToolError(f"SPARQL scope error{'' if at is None else ' at ' + source.where(at, canonical)}: {e}") from None
     except UnknownFunctionError as e:
         at = _call_of(e.iri, toks)
         raise ToolError(str(e) if at is None else str(e).replace(" (only", f" at {source.where(at, canonical)} (only",
@@ -274,6 +278,28 @@ def _counted_path(toks: list[Token]) -> Token | None:
         shape = "".join("n" if a.kind == "number" else a.text for a in after)
         if shape.startswith(("n}", "n,", ",n")):
             return t
+    return None
+
+
+def _anchor(error: ScopeError, toks: list[Token]) -> int | None:
+    """Where the variable a scope error names is written: in a SELECT clause (between SELECT and
+    its WHERE or first brace) or after a BIND; failing that, its first place after one."""
+    kind, var = error.anchor
+    for in_clause_only in (True, False):
+        started = in_clause = False
+        for i, t in enumerate(toks):
+            word = t.text.upper() if t.kind == "word" else ""
+            if word == error.after:
+                started = in_clause = True
+            elif word == "WHERE" or t.text == "{":
+                in_clause = False
+            if not started or (in_clause_only and not in_clause and error.after == "SELECT"):
+                continue
+            if kind == "AS" and word == "AS" and i + 1 < len(toks) and toks[i + 1].kind == "var" \
+                    and toks[i + 1].text[1:] == var:
+                return toks[i + 1].start
+            if (kind == "VAR" and t.kind == "var" and t.text[1:] == var) or (kind == "*" and t.text == "*"):
+                return t.start
     return None
 
 

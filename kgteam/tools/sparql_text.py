@@ -14,8 +14,10 @@ from __future__ import annotations
 
 import bisect
 import contextlib
+import functools
 import os
 import re
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from kgteam.tools.types import ToolError, UnsafeQueryError
@@ -155,7 +157,7 @@ def _codepoint(m: re.Match[str]) -> str:
     return chr(code)
 
 
-def _canonical_string(text: str, at: str) -> str:
+def _canonical_string(text: str, at: Callable[[], str]) -> str:
     quote = text[:3] if text[:3] in ("'''", '"""') else text[0]
 
     def replace(m: re.Match[str]) -> str:
@@ -163,18 +165,18 @@ def _canonical_string(text: str, at: str) -> str:
             ch = _codepoint(m)
             return _REESCAPE.get(ch, ch)
         if m.group(3) not in _ECHARS:
-            raise ToolError(f"SPARQL syntax error at {at}: invalid escape {m.group()!r} in a string (a string may "
+            raise ToolError(f"SPARQL syntax error at {at()}: invalid escape {m.group()!r} in a string (a string may "
                             "hold \\t \\b \\n \\r \\f \\\" \\' \\\\ and \\uXXXX)")
         return m.group()
 
     return quote + _STRING_ESCAPE.sub(replace, text[len(quote) : -len(quote)]) + quote
 
 
-def _canonical_iri(text: str, at: str) -> str:
+def _canonical_iri(text: str, at: Callable[[], str]) -> str:
     body = _IRI_ESCAPE.sub(_codepoint, text[1:-1])
     bad = _IRI_FORBIDDEN.search(body)
     if bad:
-        raise UnsafeQueryError(f"an escape in IRI {text[:100]!r} at {at} decodes to {bad.group()!r}, which IRIs "
+        raise UnsafeQueryError(f"an escape in IRI {text[:100]!r} at {at()} decodes to {bad.group()!r}, which IRIs "
                                "cannot hold")
     return f"<{body}>"
 
@@ -219,9 +221,9 @@ def canonical_text(query: str) -> tuple[str, Source]:
         if kind == "comment":
             text = " "
         elif kind == "string" and text[0] in "'\"":
-            text = _canonical_string(text, where(query, at))
+            text = _canonical_string(text, functools.partial(where, query, at))
         elif kind == "iri":
-            text = _canonical_iri(text, where(query, at))
+            text = _canonical_iri(text, functools.partial(where, query, at))
         elif kind == "pname" and "\\" in text:
             text = _escaped_pname(text, prefixes, where(query, at))
             kind = "iri"

@@ -190,3 +190,52 @@ def test_refusals_say_what_where_and_what_to_write_instead() -> None:
 def test_the_dropped_counted_path_form_is_named() -> None:
     message = _refusal("PREFIX e: <http://e/>\nSELECT * WHERE { ?s e:p{1,3} ?o }")
     assert "{n,m}" in message and "line 2, column 24" in message and "p+" in message
+
+
+# --- scope rules (rdflib does not check them; Oxigraph does) ----------------------------------
+
+SCOPE_BROKEN = [  # (query, the variable's place in it, what the message says)
+    ("SELECT ?s ?o WHERE { ?s ?p ?o } GROUP BY ?s", "?o WHERE", "neither grouped nor aggregated"),
+    ("SELECT * WHERE { ?s ?p ?o } GROUP BY ?s", "* WHERE", "SELECT *"),
+    ("SELECT ((?o + 1) AS ?n) (COUNT(*) AS ?c) WHERE { ?s ?p ?o }", "?n)", "uses ?o"),
+    ("SELECT (1 AS ?x) (2 AS ?x) WHERE { }", "?x) (2", "selected twice"),
+    ("SELECT (1 AS ?o) WHERE { ?s ?p ?o }", "?o) WHERE", "already binds"),
+    ("SELECT * WHERE {\n  ?s ?p ?o .\n  BIND (1 AS ?o) }", "?o) }", "BIND"),
+    ("SELECT * WHERE { { ?s ?p ?a } UNION { ?s ?p ?b } BIND (1 AS ?b) }", "?b) }", "BIND"),
+    ("ASK { ?s ?p ?o FILTER NOT EXISTS { ?s ?q ?x BIND (2 AS ?x) } }", "?x) }", "BIND"),
+    ("SELECT * WHERE { ?s ?p ?o FILTER EXISTS { SELECT ?s ?p WHERE { ?s ?p ?o } GROUP BY ?s } }", "?p WHERE",
+     "neither grouped"),
+]
+
+
+@pytest.mark.parametrize(("query", "place", "says"), SCOPE_BROKEN)
+def test_scope_errors_are_refused_by_the_guard_with_where_and_why(query: str, place: str, says: str) -> None:
+    with pytest.raises(SyntaxError):  # Oxigraph refuses it too: the guard says so first, in words
+        pyoxigraph.Store().query(query)
+    message = _refusal(query)
+    at = query.index(place)
+    line, column = query.count("\n", 0, at) + 1, at - (query.rfind("\n", 0, at) + 1) + 1
+    assert f"line {line}, column {column}" in message and says in message
+
+
+SCOPE_FINE = [  # near misses: the guard must be no stricter than Oxigraph
+    "SELECT ?s (COUNT(?o) AS ?n) WHERE { ?s ?p ?o } GROUP BY ?s",
+    "SELECT (?s AS ?t) WHERE { ?s ?p ?o } GROUP BY ?s",
+    "SELECT ?k (SAMPLE(?o) AS ?any) WHERE { ?s ?p ?o } GROUP BY (STR(?s) AS ?k)",
+    "SELECT ?s WHERE { ?s ?p ?o } GROUP BY (?s)",
+    "SELECT (COUNT(*) AS ?n) WHERE { ?s ?p ?o } HAVING (COUNT(*) > 0)",
+    "SELECT ?s WHERE { ?s ?p ?o } GROUP BY ?s ORDER BY DESC(COUNT(?o))",
+    "SELECT ?v (COUNT(*) AS ?n) WHERE { ?s ?p ?o } GROUP BY ?s VALUES ?v { 1 }",
+    "SELECT * WHERE { { ?s ?p ?o } UNION { BIND (1 AS ?o) } }",
+    "SELECT * WHERE { ?s ?p ?o MINUS { ?s ?q ?m } BIND (1 AS ?m) }",
+    "SELECT * WHERE { ?s ?p ?o FILTER (?z != 1) BIND (1 AS ?z) }",
+    "SELECT (1 AS ?x) WHERE { ?s ?p ?o FILTER NOT EXISTS { ?s ?q ?x } }",
+    "SELECT (1 AS ?x) WHERE { { SELECT ?s WHERE { ?s ?p ?x } } }",
+    "SELECT ?s ?n WHERE { { SELECT ?s (COUNT(?o) AS ?n) WHERE { ?s ?p ?o } GROUP BY ?s } }",
+    "SELECT * WHERE { ?s ?p ?o { BIND (?o AS ?copy) } }",
+]
+
+
+@pytest.mark.parametrize("query", SCOPE_FINE)
+def test_queries_within_the_scope_rules_pass(query: str) -> None:
+    pyoxigraph.Store().query(guard_query(query, 10))
