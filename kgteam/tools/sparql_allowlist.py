@@ -13,7 +13,8 @@ EXISTS bodies: rdflib keeps the parse tree of an ``EXISTS { ... }`` body as the 
 puts the translated algebra on an attribute (in FILTER and BIND), or does not translate it at all
 (in SELECT expressions, HAVING, ORDER BY). The check reads the translated body, translating it
 here where rdflib did not, so the same allow-list of algebra nodes judges every pattern, however
-deep in (NOT) EXISTS it sits.
+deep in (NOT) EXISTS it sits. Before translation, the parse tree goes through the scope rules
+rdflib does not check (:mod:`sparql_scope`).
 """
 
 from __future__ import annotations

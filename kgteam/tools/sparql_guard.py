@@ -15,7 +15,8 @@ In order, before anything runs:
 3. **Word scan.** Update keywords and SERVICE outside strings, IRIs and comments are refused with a
    message that says why and where (cheap, and a clear answer to the common case).
 4. **Parse, never evaluate** (:mod:`sparql_allowlist`): rdflib's SPARQL 1.1 parser builds the
-   algebra; only read-only nodes without SERVICE pass, inside (NOT) EXISTS too. Its form and
+   algebra; only read-only nodes without SERVICE pass, inside (NOT) EXISTS too, and the spec's
+   variable-scope rules rdflib skips are checked (:mod:`sparql_scope`). Its form and
    top-level LIMIT must match what the scan found, or the query is refused. Oxigraph parses the
    same text when it executes. The verdict is kept per *shape* (the text with IRI and string
    contents blanked, see :func:`query_shape_key`), so queries that differ only in IRIs are parsed
@@ -89,9 +90,6 @@ class GuardedQuery:
     form: str  # SELECT / CONSTRUCT / DESCRIBE / ASK
     limit: int | None  # effective top-level LIMIT (None for ASK)
     offset: int  # top-level OFFSET
-
-
-_tokens = tokens
 
 
 def _check_size(query: str) -> None:
@@ -222,14 +220,14 @@ def analyse_query(query: str, limit: int | None, *, base_iri: str = QUERY_BASE_I
     if "\x00" in query:
         raise UnsafeQueryError("query contains a NUL character")
     canonical, source = canonical_text(query)
-    toks = _tokens(canonical)
+    toks = tokens(canonical)
     _check_nesting(toks)
     _check_length(toks)
     _scan(toks, source)
     if any(t.kind == "iri" and not SCHEME.match(t.text[1:-1]) for t in toks):
         canonical = f"BASE {sparql_iri(base_iri)}\n{canonical}"
         source.derive(canonical)
-        toks = _tokens(canonical)
+        toks = tokens(canonical)
     guarded = _with_limit(canonical, toks, limit)
     source.derive(guarded.text)
     try:
@@ -328,7 +326,7 @@ def query_shape_key(text: str) -> str:
     the same kind cannot change how a query parses. Roles send dozens of queries per question that
     differ only in IRIs (~10 ms of parsing each), so the parser's verdict is kept per shape.
     """
-    toks = _tokens(text)
+    toks = tokens(text)
     out: list[str] = []
     pos = 0
     for i, t in enumerate(toks):
@@ -369,12 +367,12 @@ def guard_query(query: str, limit: int | None) -> str:
 def query_shape(query: str) -> GuardedQuery:
     """Form and top-level LIMIT/OFFSET of a query that is already guarded or built by the tools
     (no parse: backends use it to page and cap results)."""
-    return _with_limit(query, _tokens(query), None)
+    return _with_limit(query, tokens(query), None)
 
 
 def set_limit_offset(query: str, limit: int, offset: int) -> str:
     """Rewrite the top-level LIMIT/OFFSET of an already guarded query (used to page endpoints)."""
-    toks = _tokens(query)
+    toks = tokens(query)
     limit_tok, offset_tok, insert_at = _modifiers(toks)
     edits: list[tuple[int, int, str]] = []
     if limit_tok is not None:
@@ -385,7 +383,7 @@ def set_limit_offset(query: str, limit: int, offset: int) -> str:
     for start, end, new in sorted(edits, reverse=True):
         text = text[:start] + new + text[end:]
     if limit_tok is None or offset_tok is None:
-        toks = _tokens(text)
+        toks = tokens(text)
         _, _, insert_at = _modifiers(toks)
         extra = ("" if limit_tok else f" LIMIT {limit}") + ("" if offset_tok else f" OFFSET {offset}")
         text = text[:insert_at].rstrip() + "\n" + extra.strip() + "\n" + text[insert_at:]
