@@ -7,33 +7,41 @@ In order, before anything runs:
    depth: a query of ~2,000 nested ``{`` crashes Oxigraph's parser and would exhaust a
    recursive-descent one, and rdflib's parser spends up to ~1 ms per token (most inside
    expressions), so neither parser ever sees a bomb and the check stays well under a second.
-2. **Canonical text.** Codepoint escapes (``\\u0041``) are decoded where Oxigraph decodes them — in
-   strings and IRIs — and nowhere else (a backslash anywhere else, even a prefixed name's ``\\-``
-   escape, which rdflib reads differently, is refused). A decoded quote or
-   backslash inside a string is written back as its two-character escape, so a literal holding
-   ``\\u0022`` means what it says and no string can end somewhere unexpected. Comments are dropped.
-   The canonical text is what both parsers read and what executes: none of them sees an escape.
+2. **Canonical text** (:mod:`sparql_text`): escapes resolved (codepoints in strings and IRIs,
+   ``ex:a\\-b`` written as its IRI), comments dropped. It is what both parsers read and what
+   executes: none of them sees an escape. A query with a relative IRI gets ``BASE
+   <http://kgteam.local/query/>`` in front (:data:`QUERY_BASE_IRI`), so both parsers resolve it
+   alike (Oxigraph refuses a relative IRI without a base).
 3. **Word scan.** Update keywords and SERVICE outside strings, IRIs and comments are refused with a
-   message that says why (cheap, and a clear answer to the common case).
+   message that says why and where (cheap, and a clear answer to the common case).
 4. **Parse, never evaluate** (:mod:`sparql_allowlist`): rdflib's SPARQL 1.1 parser builds the
-   algebra; only read-only nodes without SERVICE pass. Its form and top-level LIMIT must match
-   what the scan found, or the query is refused. Oxigraph parses the same text when it executes.
-   The verdict is kept per *shape* (the text with IRI and string contents blanked, see
-   :func:`query_shape_key`), so queries that differ only in IRIs are parsed once.
+   algebra; only read-only nodes without SERVICE pass, inside (NOT) EXISTS too, and the spec's
+   variable-scope rules rdflib skips are checked (:mod:`sparql_scope`). Its form and
+   top-level LIMIT must match what the scan found, or the query is refused. Oxigraph parses the
+   same text when it executes. The verdict is kept per *shape* (the text with IRI and string
+   contents blanked, see :func:`query_shape_key`), so queries that differ only in IRIs are parsed
+   once.
 
 The LIMIT the caller asks for is added or lowered before step 4, so the parsed text is the text
-that runs.
+that runs. Every refusal says what was refused, where (line and column of the query as written)
+and what to write instead.
 """
 
 from __future__ import annotations
 
-import contextlib
 import re
 import threading
 from collections import OrderedDict
 from dataclasses import dataclass
 
-from kgteam.tools.sparql_allowlist import ParsedQuery, parse_read_only
+from kgteam.tools.sparql_allowlist import (
+    ParsedQuery,
+    SparqlSyntaxError,
+    UnknownFunctionError,
+    parse_read_only,
+)
+from kgteam.tools.sparql_scope import ScopeError
+from kgteam.tools.sparql_text import SCHEME, Source, Token, canonical_text, tokens
 from kgteam.tools.types import ToolError, UnsafeQueryError
 
 __all__ = [
@@ -42,6 +50,7 @@ __all__ = [
     "MAX_EXPRESSION_TOKENS",
     "MAX_TOKENS",
     "MAX_QUERY_BYTES",
+    "QUERY_BASE_IRI",
     "GuardedQuery",
     "analyse_query",
     "guard_query",
@@ -61,36 +70,16 @@ FORBIDDEN_KEYWORDS = frozenset(
 )
 _FORMS = ("SELECT", "CONSTRUCT", "DESCRIBE", "ASK")
 _OPEN, _CLOSE = "{([", "})]"
-
-# One alternative per lexical class; order matters (long strings before short ones). Strings and
-# IRIs may hold codepoint escapes (Oxigraph decodes them there); nothing else may.
-_TOKEN_RE = re.compile(
-    r"""
-    (?P<ws>\s+)
-  | (?P<comment>\#[^\n\r]*)
-  | (?P<string>'''(?:[^'\\]|\\.|'(?!''))*'''|\"\"\"(?:[^"\\]|\\.|"(?!""))*\"\"\"
-               |'(?:[^'\\\n\r]|\\.)*'|"(?:[^"\\\n\r]|\\.)*")
-  | (?P<iri><(?:[^<>"{}|^`\\\x00-\x20]|\\u[0-9A-Fa-f]{4}|\\U[0-9A-Fa-f]{8})*>)
-  | (?P<var>[?$][A-Za-z0-9_\u00b7\u00c0-\uffff]+)
-  | (?P<lang>@[A-Za-z]+(?:-[A-Za-z0-9]+)*)
-  | (?P<bnode>_:[^\s{}()\[\],;.]+)
-  | (?P<pname>[A-Za-z_\u00c0-\uffff][\w\-.\u00b7\u00c0-\uffff]*?:[^\s{}()\[\],;]*(?<!\.)|:[^\s{}()\[\],;]*(?<!\.))
-  | (?P<word>[A-Za-z_][A-Za-z0-9_]*)
-  | (?P<number>[+-]?(?:\d+\.?\d*(?:[eE][+-]?\d+)?|\.\d+(?:[eE][+-]?\d+)?))
-  | (?P<punct>\^\^|\|\||&&|!=|<=|>=|[{}()\[\],;.*+/|^!=<>?\-])
-  | (?P<other>.)
-    """,
-    re.VERBOSE | re.DOTALL,
-)
-
-
-@dataclass(frozen=True)
-class _Token:
-    kind: str
-    text: str
-    start: int
-    end: int
-    depth: int  # brace depth *before* the token
+# Relative IRIs are resolved against this base (a BASE line is put in front of a query that has
+# one), so both parsers read absolute IRIs; a query's own BASE comes after it and wins.
+QUERY_BASE_IRI = "http://kgteam.local/query/"
+_WHY = {
+    "SERVICE": "it sends part of the query to another endpoint, and run_sparql only queries this KG: remove the "
+               "SERVICE clause and write its pattern against the KG",
+    "LOAD": "it fetches a document into the KG, and run_sparql is read-only: load data with `kgteam load` instead",
+}
+_UPDATE_WHY = ("run_sparql is read-only and runs only SELECT, ASK, CONSTRUCT and DESCRIBE queries, never updates: "
+               "to see what an update would touch, write its WHERE pattern as a SELECT")
 
 
 @dataclass(frozen=True)
@@ -103,29 +92,13 @@ class GuardedQuery:
     offset: int  # top-level OFFSET
 
 
-def _tokens(query: str) -> list[_Token]:
-    out: list[_Token] = []
-    depth = 0
-    for m in _TOKEN_RE.finditer(query):
-        kind = m.lastgroup or "other"
-        if kind in ("ws", "comment"):
-            continue
-        text = m.group()
-        out.append(_Token(kind, text, m.start(), m.end(), depth))
-        if text == "{":
-            depth += 1
-        elif text == "}":
-            depth = max(0, depth - 1)
-    return out
-
-
 def _check_size(query: str) -> None:
     size = len(query.encode("utf-8", "surrogatepass"))
     if size > MAX_QUERY_BYTES:
         raise UnsafeQueryError(f"query too large: {size} bytes (the limit is {MAX_QUERY_BYTES} bytes)")
 
 
-def _check_length(toks: list[_Token]) -> None:
+def _check_length(toks: list[Token]) -> None:
     if len(toks) > MAX_TOKENS:
         raise UnsafeQueryError(f"query too long: {len(toks)} tokens (the limit is {MAX_TOKENS}); "
                                "split it into smaller queries")
@@ -155,7 +128,7 @@ def _check_length(toks: list[_Token]) -> None:
                                f"{MAX_EXPRESSION_TOKENS}); split the query or use VALUES for long lists")
 
 
-def _check_nesting(toks: list[_Token]) -> None:
+def _check_nesting(toks: list[Token]) -> None:
     depth = deepest = 0
     for t in toks:
         if t.kind != "punct":
@@ -170,97 +143,24 @@ def _check_nesting(toks: list[_Token]) -> None:
             depth = max(0, depth - 1)
 
 
-def _scan(toks: list[_Token]) -> None:
+def _scan(toks: list[Token], source: Source) -> None:
     for t in toks:
         if t.kind == "word" and t.text.upper() in FORBIDDEN_KEYWORDS:
             kw = t.text.upper()
-            if kw == "SERVICE":
-                raise UnsafeQueryError(
-                    "SERVICE (federated query to another endpoint) is not allowed: run_sparql only "
-                    "queries the loaded knowledge graph"
-                )
-            raise UnsafeQueryError(
-                f"{kw} is not allowed: run_sparql is read-only and accepts only SELECT, ASK, "
-                "CONSTRUCT and DESCRIBE queries"
-            )
-
-
-# ----------------------------------------------------------------------------- canonical text
-
-_CODEPOINT = r"\\u([0-9A-Fa-f]{4})|\\U([0-9A-Fa-f]{8})"
-_IRI_ESCAPE = re.compile(_CODEPOINT)
-_STRING_ESCAPE = re.compile(_CODEPOINT + r"|\\(.)", re.DOTALL)
-_ECHARS = "tbnrf\"'\\"
-_REESCAPE = {'"': '\\"', "'": "\\'", "\\": "\\\\", "\n": "\\n", "\r": "\\r"}
-_IRI_FORBIDDEN = re.compile(r'[<>"{}|^`\\\x00-\x20]')
-
-
-def _codepoint(m: re.Match[str]) -> str:
-    code = int(m.group(1) or m.group(2), 16)
-    if code == 0 or code > 0x10FFFF or 0xD800 <= code <= 0xDFFF:
-        raise UnsafeQueryError(f"invalid codepoint escape {m.group()!r}")
-    return chr(code)
-
-
-def _canonical_string(text: str) -> str:
-    quote = text[:3] if text[:3] in ("'''", '"""') else text[0]
-
-    def replace(m: re.Match[str]) -> str:
-        if m.group(3) is None:
-            ch = _codepoint(m)
-            return _REESCAPE.get(ch, ch)
-        if m.group(3) not in _ECHARS:
-            raise ToolError(f"SPARQL syntax error: invalid escape {m.group()!r} in a string")
-        return m.group()
-
-    return quote + _STRING_ESCAPE.sub(replace, text[len(quote) : -len(quote)]) + quote
-
-
-def _canonical_iri(text: str) -> str:
-    body = _IRI_ESCAPE.sub(_codepoint, text[1:-1])
-    bad = _IRI_FORBIDDEN.search(body)
-    if bad:
-        raise UnsafeQueryError(f"an escape in IRI {text[:100]!r} decodes to {bad.group()!r}, which IRIs cannot hold")
-    return f"<{body}>"
-
-
-def _canonical_text(query: str) -> str:
-    """The query with every codepoint escape resolved and comments dropped (see the module doc)."""
-    parts: list[str] = []
-    for m in _TOKEN_RE.finditer(query):
-        kind, text = m.lastgroup or "other", m.group()
-        if kind == "comment":
-            parts.append(" ")
-            continue
-        if kind == "string" and text[0] in "'\"":
-            text = _canonical_string(text)
-        elif kind == "iri":
-            text = _canonical_iri(text)
-        elif "\\" in text and kind == "pname":
-            raise UnsafeQueryError(f"escapes in prefixed names ({text[:100]!r}) are not supported: write the "
-                                   "full IRI in <...> instead")
-        elif "\\" in text:
-            near = query[m.start() : m.start() + 24]
-            hint = ""
-            with contextlib.suppress(ToolError):
-                hint = f" (it reads {_IRI_ESCAPE.sub(_codepoint, near)!r})"
-            raise UnsafeQueryError(f"unexpected backslash in {near!r}{hint}: escapes are only allowed in strings "
-                                   "and IRIs")
-        parts.append(text)
-    return "".join(parts)
+            raise UnsafeQueryError(f"{kw} at {source.where(t.start)} is not allowed: {_WHY.get(kw, _UPDATE_WHY)}")
 
 
 # ----------------------------------------------------------------------------- LIMIT / OFFSET
 
 
-def _form(toks: list[_Token]) -> str:
+def _form(toks: list[Token]) -> str:
     for t in toks:
         if t.kind == "word" and t.depth == 0 and t.text.upper() in _FORMS:
             return t.text.upper()
     raise ToolError("not a SPARQL query: expected SELECT, ASK, CONSTRUCT or DESCRIBE")
 
 
-def _modifiers(toks: list[_Token]) -> tuple[_Token | None, _Token | None, int]:
+def _modifiers(toks: list[Token]) -> tuple[Token | None, Token | None, int]:
     """Top-level LIMIT and OFFSET number tokens, and where a new LIMIT must be inserted.
 
     Solution modifiers sit at brace depth 0 after the last top-level ``}`` of the WHERE
@@ -284,12 +184,12 @@ def _modifiers(toks: list[_Token]) -> tuple[_Token | None, _Token | None, int]:
     return limit_tok, offset_tok, insert_at
 
 
-def _after_where(toks: list[_Token], i: int) -> bool:
+def _after_where(toks: list[Token], i: int) -> bool:
     """A depth-0 VALUES after some top-level group is the trailing ValuesClause."""
     return any(t.text == "}" and t.depth == 1 for t in toks[:i])
 
 
-def _with_limit(query: str, toks: list[_Token], limit: int | None) -> GuardedQuery:
+def _with_limit(query: str, toks: list[Token], limit: int | None) -> GuardedQuery:
     form = _form(toks)
     if form == "ASK":
         return GuardedQuery(query, form, None, 0)
@@ -310,21 +210,37 @@ def _with_limit(query: str, toks: list[_Token], limit: int | None) -> GuardedQue
     return GuardedQuery(text, form, effective, offset)
 
 
-def analyse_query(query: str, limit: int | None) -> GuardedQuery:
+def analyse_query(query: str, limit: int | None, *, base_iri: str = QUERY_BASE_IRI) -> GuardedQuery:
     """Refuse unsafe queries, check syntax without evaluating, and bound the result size of
-    SELECT/CONSTRUCT/DESCRIBE. Raises UnsafeQueryError (refused) or ToolError (malformed)."""
+    SELECT/CONSTRUCT/DESCRIBE. Raises UnsafeQueryError (refused) or ToolError (malformed).
+    Relative IRIs are resolved against ``base_iri`` unless the query declares its own BASE."""
     if not isinstance(query, str) or not query.strip():
         raise ToolError("empty SPARQL query")
     _check_size(query)
     if "\x00" in query:
         raise UnsafeQueryError("query contains a NUL character")
-    canonical = _canonical_text(query)
-    toks = _tokens(canonical)
+    canonical, source = canonical_text(query)
+    toks = tokens(canonical)
     _check_nesting(toks)
     _check_length(toks)
-    _scan(toks)
+    _scan(toks, source)
+    if any(t.kind == "iri" and not SCHEME.match(t.text[1:-1]) for t in toks):
+        canonical = f"BASE {sparql_iri(base_iri)}\n{canonical}"
+        source.derive(canonical)
+        toks = tokens(canonical)
     guarded = _with_limit(canonical, toks, limit)
-    parsed = _parse_by_shape(guarded.text)
+    source.derive(guarded.text)
+    try:
+        parsed = _parse_by_shape(guarded.text)
+    except SparqlSyntaxError as e:
+        raise ToolError(_syntax_message(e.pos, source, toks, canonical)) from None
+    except ScopeError as e:
+        at = _anchor(e, toks)
+        raise ToolError(f"SPARQL scope error{'' if at is None else ' at ' + source.where(at, canonical)}: {e}") from None
+    except UnknownFunctionError as e:
+        at = _call_of(e.iri, toks)
+        raise ToolError(str(e) if at is None else str(e).replace(" (only", f" at {source.where(at, canonical)} (only",
+                                                                  1)) from None
     # rdflib drops the modifiers of a DESCRIBE without WHERE (one solution: nothing to cut)
     modifiers_read = not (parsed.form == "DESCRIBE" and parsed.limit is None)
     if parsed.form != guarded.form or modifiers_read and (
@@ -334,6 +250,66 @@ def analyse_query(query: str, limit: int | None) -> GuardedQuery:
                                f"({guarded.form} LIMIT {guarded.limit} vs {parsed.form} LIMIT {parsed.limit}); "
                                "rewrite it plainly")
     return guarded
+
+
+def _syntax_message(pos: int, source: Source, toks: list[Token], text: str) -> str:
+    """Where the parser stopped, what is written there, and a way out for forms people try."""
+    message = (f"SPARQL syntax error at {source.where(pos)}, near {source.near(pos)!r}: the query is not valid "
+               "SPARQL 1.1 from there on")
+    bindings = next((t for t in toks if t.kind == "word" and t.text.upper() == "BINDINGS"), None)
+    if bindings is not None:
+        message += (f" (BINDINGS at {source.where(bindings.start, text)} is from a draft: SPARQL 1.1 calls it "
+                    "VALUES)")
+    counted = _counted_path(toks)
+    if counted is not None:
+        message += (f" (the path form {{n,m}} at {source.where(counted.start, text)} is from a draft "
+                    "that SPARQL 1.1 dropped: repeat the path, p/p or p/p?, or use p+ or p*)")
+    return message
+
+
+def _counted_path(toks: list[Token]) -> Token | None:
+    """A ``{n,m}`` / ``{n}`` / ``{,m}`` / ``{n,}`` after a path step (the dropped draft's form)."""
+    for i in range(1, len(toks) - 2):
+        t, before, after = toks[i], toks[i - 1], toks[i + 1 : i + 4]
+        if t.text != "{" or not (before.kind in ("iri", "pname") or before.text in (")", "*", "+", "?")):
+            continue
+        shape = "".join("n" if a.kind == "number" else a.text for a in after)
+        if shape.startswith(("n}", "n,", ",n")):
+            return t
+    return None
+
+
+def _anchor(error: ScopeError, toks: list[Token]) -> int | None:
+    """Where the variable a scope error names is written: in a SELECT clause (between SELECT and
+    its WHERE or first brace) or after a BIND; failing that, its first place after one."""
+    kind, var = error.anchor
+    for in_clause_only in (True, False):
+        started = in_clause = False
+        for i, t in enumerate(toks):
+            word = t.text.upper() if t.kind == "word" else ""
+            if word == error.after:
+                started = in_clause = True
+            elif word == "WHERE" or t.text == "{":
+                in_clause = False
+            if not started or (in_clause_only and not in_clause and error.after == "SELECT"):
+                continue
+            if kind == "AS" and word == "AS" and i + 1 < len(toks) and toks[i + 1].kind == "var" \
+                    and toks[i + 1].text[1:] == var:
+                return toks[i + 1].start
+            if (kind == "VAR" and t.kind == "var" and t.text[1:] == var) or (kind == "*" and t.text == "*"):
+                return t.start
+    return None
+
+
+def _call_of(iri: str, toks: list[Token]) -> int | None:
+    """Where a call of the function ``iri`` is written (an IRI or a prefixed name before "(")."""
+    for i, t in enumerate(toks[:-1]):
+        if toks[i + 1].text != "(" or t.kind not in ("iri", "pname"):
+            continue
+        name = t.text[1:-1] if t.kind == "iri" else t.text.partition(":")[2]
+        if name and iri.endswith(name):
+            return t.start
+    return None
 
 
 # ----------------------------------------------------------------------------- verdicts by shape
@@ -350,7 +326,7 @@ def query_shape_key(text: str) -> str:
     the same kind cannot change how a query parses. Roles send dozens of queries per question that
     differ only in IRIs (~10 ms of parsing each), so the parser's verdict is kept per shape.
     """
-    toks = _tokens(text)
+    toks = tokens(text)
     out: list[str] = []
     pos = 0
     for i, t in enumerate(toks):
@@ -391,12 +367,12 @@ def guard_query(query: str, limit: int | None) -> str:
 def query_shape(query: str) -> GuardedQuery:
     """Form and top-level LIMIT/OFFSET of a query that is already guarded or built by the tools
     (no parse: backends use it to page and cap results)."""
-    return _with_limit(query, _tokens(query), None)
+    return _with_limit(query, tokens(query), None)
 
 
 def set_limit_offset(query: str, limit: int, offset: int) -> str:
     """Rewrite the top-level LIMIT/OFFSET of an already guarded query (used to page endpoints)."""
-    toks = _tokens(query)
+    toks = tokens(query)
     limit_tok, offset_tok, insert_at = _modifiers(toks)
     edits: list[tuple[int, int, str]] = []
     if limit_tok is not None:
@@ -407,7 +383,7 @@ def set_limit_offset(query: str, limit: int, offset: int) -> str:
     for start, end, new in sorted(edits, reverse=True):
         text = text[:start] + new + text[end:]
     if limit_tok is None or offset_tok is None:
-        toks = _tokens(text)
+        toks = tokens(text)
         _, _, insert_at = _modifiers(toks)
         extra = ("" if limit_tok else f" LIMIT {limit}") + ("" if offset_tok else f" OFFSET {offset}")
         text = text[:insert_at].rstrip() + "\n" + extra.strip() + "\n" + text[insert_at:]
@@ -417,7 +393,6 @@ def set_limit_offset(query: str, limit: int, offset: int) -> str:
 # ----------------------------------------------------------------------------- safe builders
 
 _IRI_BAD = re.compile(r"[<>\"{}|^`\\\x00-\x20\x7f]")
-_SCHEME = re.compile(r"^[A-Za-z][A-Za-z0-9+.\-]*:")
 _LANG = re.compile(r"^[A-Za-z]{1,8}(?:-[A-Za-z0-9]{1,8})*$")
 
 
@@ -427,7 +402,7 @@ def check_iri(iri: str) -> str:
         raise ToolError("IRI must be a non-empty string")
     if _IRI_BAD.search(iri):
         raise ToolError(f"invalid IRI (forbidden character): {iri[:200]!r}")
-    if not _SCHEME.match(iri):
+    if not SCHEME.match(iri):
         raise ToolError(f"invalid IRI (no scheme, must be absolute): {iri[:200]!r}")
     return iri
 

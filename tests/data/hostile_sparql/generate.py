@@ -83,6 +83,23 @@ variants = [
 ]
 for q in variants:
     add("update", "refused", q)
+# Issue 25 let every read-only form into (NOT) EXISTS bodies: updates hidden in those places.
+EXISTS_PLACES = [  # @S@ stands for the hidden clause
+    "SELECT * WHERE { ?x ?y ?z FILTER NOT EXISTS { { ?x ?y ?z } UNION { @S@ } } }",
+    "SELECT * WHERE { ?x ?y ?z FILTER EXISTS { SELECT * WHERE { @S@ } } }",
+    "SELECT * WHERE { ?x ?y ?z FILTER EXISTS { OPTIONAL { @S@ } } }",
+    "SELECT * WHERE { ?x ?y ?z FILTER NOT EXISTS { MINUS { GRAPH ?g { @S@ } } } }",
+    "SELECT * WHERE { ?x ?y ?z FILTER NOT EXISTS { { SELECT ?x WHERE { { } UNION { @S@ } } } } }",
+    "SELECT (EXISTS { { SELECT * WHERE { @S@ } } } AS ?e) WHERE { }",
+    "SELECT ?x WHERE { ?x ?y ?z } GROUP BY ?x HAVING (NOT EXISTS { { } UNION { @S@ } })",
+    "SELECT ?x WHERE { ?x ?y ?z } ORDER BY (EXISTS { FILTER NOT EXISTS { @S@ } })",
+    "ASK { FILTER NOT EXISTS { VALUES ?a { 1 } BIND(?a AS ?b) @S@ } }",
+    "CONSTRUCT { ?x ?y ?z } WHERE { ?x ?y ?z BIND(NOT EXISTS { ?x ?y ?z FILTER EXISTS { @S@ } } AS ?b) }",
+]
+for place in EXISTS_PLACES:
+    for clause in (f"INSERT DATA {{ <{E}x> <{R}y> <{E}z> }}", "DELETE WHERE { ?a ?b ?c }", "LOAD <{URL}>",
+                   "DROP ALL", f"WITH <{EX}g> DELETE {{ ?a ?b ?c }} WHERE {{ ?a ?b ?c }}"):
+        add("update", "refused", place.replace("@S@", clause))
 
 # ----------------------------------------------------------------------------- SERVICE
 places = [  # where a SERVICE clause can hide; @S@ stands for the clause
@@ -195,6 +212,9 @@ for q in smuggled:
     add("service", "refused", q)
 # Oxigraph reads no escape in a comment, so this SERVICE is commented out: it runs as a plain query
 add("service", "bounded", "SELECT * WHERE { # \\u000A SERVICE <{URL}> " + INNER + "\n ?s ?p ?o }")
+for place in EXISTS_PLACES:  # SERVICE in the places issue 25 opened
+    add("service", "refused", place.replace("@S@", "SERVICE <{URL}> " + INNER))
+    add("service", "refused", place.replace("@S@", "sErViCe silent <{URL}> " + INNER))
 
 # ----------------------------------------------------------------------------- other ways out
 for q in [
@@ -334,7 +354,7 @@ for q, expect in [
     ("SELECT ?x WHERE { ?s ?p ?o } \\u0023 LIMIT 1", "refused"),
     ("SELECT ?x WHERE { \\ }", "refused"),
     ("SELECT ?x WHERE { BIND(\"x\" AS ?x) }\x00", "refused"),
-    ("PREFIX e: <http://e/> SELECT ?x WHERE { BIND(e:a\\-b AS ?x) }", "refused"),
+    ("PREFIX e: <http://e/> SELECT ?x WHERE { BIND(e:a\\-b AS ?x) }", "answered"),  # decoded to <http://e/a-b>
     ("PREFIX e: <http://e/> SELECT ?x WHERE { BIND(e:a\\u0041 AS ?x) }", "refused"),
 ]:
     add("escape", expect, q)
@@ -465,6 +485,21 @@ benign = [
     "SELECT (1 + 2 * 3 AS ?x) WHERE { }",
     "SELECT ?f WHERE { ?f a ex:Film } ORDER BY DESC(STR(?f)) LIMIT 1",
     "SELECT ?a ?b WHERE { ?a r:directed_by ?d . ?b r:directed_by ?d FILTER(?a != ?b) }",
+    # issue 25: read-only forms in (NOT) EXISTS bodies, relative IRIs, escaped prefixed names
+    "ASK { e:Alien r:directed_by ?d FILTER NOT EXISTS { { ?d r:born_in e:Nowhere } UNION { e:Nowhere r:born_in ?d } } }",
+    "SELECT * WHERE { e:Alien ?p ?x FILTER EXISTS { OPTIONAL { ?x ?q ?c } } } LIMIT 2",
+    "SELECT ?f WHERE { ?f r:starred_actors e:Harrison_Ford FILTER NOT EXISTS { SELECT ?f WHERE { ?f r:directed_by ?d } } }",
+    "SELECT ?f WHERE { ?f a ex:Film FILTER EXISTS { ?f r:directed_by ?d MINUS { ?d r:born_in e:South_Shields } } }",
+    "SELECT ?f WHERE { ?f a ex:Film FILTER NOT EXISTS { GRAPH ?g { ?f ?p ?o } } }",
+    "SELECT ?f WHERE { ?f a ex:Film FILTER EXISTS { VALUES ?g { e:Horror } ?f r:has_genre ?g } }",
+    "SELECT ?f WHERE { ?f a ex:Film FILTER EXISTS { ?f r:release_year ?y BIND(?y + 1 AS ?n) FILTER(?n > 1980) } }",
+    "SELECT ?f WHERE { ?f a ex:Film FILTER EXISTS { ?f r:directed_by/r:born_in ?c } }",
+    "SELECT ?f (EXISTS { ?f r:has_genre e:Horror } AS ?scary) WHERE { ?f a ex:Film }",
+    "SELECT ?d WHERE { ?f r:directed_by ?d } GROUP BY ?d HAVING (NOT EXISTS { { ?d r:born_in ?c } UNION { ?c r:born_in ?d } })",
+    "SELECT ?f WHERE { ?f a ex:Film } ORDER BY (EXISTS { OPTIONAL { ?f r:rating ?r } }) ?f",
+    "BASE <http://example.org/kg/> SELECT ?f WHERE { ?f a <Film> }",
+    "SELECT ?s WHERE { ?s ?p <relative/name> }",
+    "PREFIX e2: <http://example.org/kg/e/> SELECT ?d WHERE { e2:Blade\\_Runner r:directed_by ?d }",
 ]
 for q in benign:
     add("benign", "answered", PRE + q if ("e:" in q or "r:" in q or "ex:" in q or "rdfs:" in q) else q)

@@ -1,0 +1,2 @@
+PREFIX : <http://example.org/>
+ADD :g1 TO :g3

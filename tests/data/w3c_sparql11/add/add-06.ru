@@ -1,0 +1,2 @@
+PREFIX : <http://example.org/>
+ADD SILENT :g4 TO :g1

@@ -1,0 +1,7 @@
+PREFIX     : <http://example.org/> 
+
+INSERT {
+	?s ?p "q"
+} WHERE {
+	?s ?p ?o
+}

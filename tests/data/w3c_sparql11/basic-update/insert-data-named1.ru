@@ -1,0 +1,3 @@
+PREFIX : <http://example.org/ns#>
+
+INSERT DATA { GRAPH <http://example.org/g1> { :s :p :o } }

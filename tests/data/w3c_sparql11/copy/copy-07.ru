@@ -1,0 +1,2 @@
+PREFIX : <http://example.org/>
+COPY :g1 TO :g1

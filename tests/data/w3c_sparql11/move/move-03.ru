@@ -1,0 +1,2 @@
+PREFIX : <http://example.org/>
+MOVE :g1 TO :g2

@@ -1,0 +1,3 @@
+BASE <http://example/base#>
+PREFIX : <http://example/>
+LOAD <http://example.org/faraway>

@@ -1,0 +1,1 @@
+LOAD <http://example.org/faraway> ;

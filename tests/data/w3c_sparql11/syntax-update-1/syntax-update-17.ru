@@ -1,0 +1,1 @@
+CLEAR ALL

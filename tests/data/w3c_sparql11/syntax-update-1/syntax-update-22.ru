@@ -1,0 +1,1 @@
+CLEAR SILENT GRAPH <graph>

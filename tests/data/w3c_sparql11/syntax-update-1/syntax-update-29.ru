@@ -1,0 +1,1 @@
+DELETE DATA { <s> <p> 'o1', 'o2', 'o3' }

@@ -1,0 +1,1 @@
+DELETE DATA { GRAPH <G> { <s> <p> 'o1', 'o2', 'o3' } }

@@ -1,0 +1,1 @@
+DELETE WHERE { ?s ?p ?o }

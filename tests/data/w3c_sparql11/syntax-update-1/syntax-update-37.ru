@@ -1,0 +1,2 @@
+CREATE GRAPH <g> ;
+LOAD <remote> INTO GRAPH <g> ;

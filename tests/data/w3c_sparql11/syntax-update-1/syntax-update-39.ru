@@ -1,0 +1,2 @@
+BASE <http://example/>
+# Otherwise empty

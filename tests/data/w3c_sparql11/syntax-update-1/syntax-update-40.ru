@@ -1,0 +1,2 @@
+PREFIX : <http://example/>
+# Otherwise empty

@@ -1,0 +1,2 @@
+# Variable in data.
+DELETE DATA { ?s <p> <o> }

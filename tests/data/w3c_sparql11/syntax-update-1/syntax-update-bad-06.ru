@@ -1,0 +1,2 @@
+# Missing template
+INSERT WHERE { ?s ?p ?o }

@@ -1,0 +1,3 @@
+# No separator
+CREATE GRAPH <g>
+LOAD <remote> INTO GRAPH <g>

@@ -1,0 +1,1 @@
+CREATE SILENT GRAPH <http://example.org/g1>

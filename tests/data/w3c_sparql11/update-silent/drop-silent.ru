@@ -1,0 +1,1 @@
+DROP SILENT GRAPH <http://www.example.org>
