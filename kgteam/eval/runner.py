@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING, Any, Literal, Protocol
 from pydantic import BaseModel, Field
 
 from kgteam.eval.datasets import DatasetItem, GoldAnswer, TagValue
+from kgteam.eval.gold_names import named_golds
 from kgteam.eval.grading import Grading, GroundednessCheck, check_groundedness, grade_answer
 from kgteam.eval.metrics import Predicted
 from kgteam.eval.verifiability import VerifiabilityCheck, check_verifiability
@@ -166,7 +167,9 @@ async def _ask_and_grade(item: DatasetItem, team: AskingTeam, *, session_prefix:
         answer = await (asyncio.wait_for(coro, timeout_s) if timeout_s else coro)
         record = _record_from_answer(item, answer)
         values = [Predicted(label=v.label, iri=v.iri) for v in answer.values]
-        record.grading = await grade_answer(item.question, answer.text, values, item.answers,
+        golds = await named_golds(item.answers, tools)  # IRI-only golds named as the KG names them
+        record.gold = golds
+        record.grading = await grade_answer(item.question, answer.text, values, golds,
                                             status=answer.status, judge_model=judge_model)
         if tools is not None and record.grading.grade != "missing":
             record.groundedness = await check_groundedness(answer.evidence.triples, values or [
