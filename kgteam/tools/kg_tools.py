@@ -48,6 +48,7 @@ if TYPE_CHECKING:
 
 RDF_TYPE = "http://www.w3.org/1999/02/22-rdf-syntax-ns#type"
 RDF_LANGSTRING = "http://www.w3.org/1999/02/22-rdf-syntax-ns#langString"
+RDFS_LABEL = "http://www.w3.org/2000/01/rdf-schema#label"
 SKOS_ALT = "http://www.w3.org/2004/02/skos/core#altLabel"
 DESCRIPTION_PREDICATES = ("http://www.w3.org/2000/01/rdf-schema#comment", "http://schema.org/description")
 

@@ -107,15 +107,17 @@ class Naming:
 
     def best(self, found: Iterable[tuple[str, str, str | None]]) -> str | None:
         """The name among ``(predicate, text, lang)`` literals of one IRI; None when none is a name."""
+        names = self.name_predicates
         ranked = [self.rank(p, lang, " ".join(text.split())) for p, text, lang in found
-                  if not self.is_alias(p) and text.strip()]
+                  if p in names and text.strip()]
         return min(ranked)[2] if ranked else None
 
     def aliases(self, found: Iterable[tuple[str, str, str | None]], primary: str, limit: int = 16) -> list[str]:
         """Every other name and alias of one IRI, preferred first, without ``primary``."""
         seen = {primary}
         out: list[str] = []
-        for _, _, text in sorted(self.rank(p, lang, " ".join(t.split())) for p, t, lang in found):
+        naming = self.all_predicates
+        for _, _, text in sorted(self.rank(p, lang, " ".join(t.split())) for p, t, lang in found if p in naming):
             if text and text not in seen:
                 seen.add(text)
                 out.append(text)

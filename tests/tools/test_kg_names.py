@@ -69,17 +69,17 @@ def _check_answer(answer, style: str) -> None:
 
 def _grade(team, style: str, answer) -> None:
     """Gold answers given by IRI only are named by the KG, so the answer's names grade right; the
-    full eval path agrees (record golds named, grade correct, evidence grounded)."""
+    full eval path agrees (record golds named, graded accurate, evidence grounded)."""
     tools = team.runner.kg
     golds = [GoldAnswer(iri=iri_of(style, n)) for n in ADVISEES]
     named = asyncio.run(named_golds(golds, tools))
     assert sorted(g.label for g in named) == ADVISEES
     by_name = asyncio.run(grade_answer(QUESTION, answer.text, [Predicted(label=v.label) for v in answer.values],
                                        named))
-    assert by_name.grade == "correct", by_name
+    assert (by_name.grade, by_name.decided_by) == ("accurate", "rule:string"), by_name  # matched by name
     item = DatasetItem(id=f"names-{style}", question=QUESTION, answers=golds)
     record = asyncio.run(evaluate_item(item, team.runner, tools=tools))
-    assert record.grading is not None and record.grading.grade == "correct", record.grading
+    assert record.grading is not None and record.grading.grade == "accurate", record.grading
     assert sorted(g.label for g in record.gold) == ADVISEES
     assert record.groundedness is not None and record.groundedness.grounded, record.groundedness
 
