@@ -6,7 +6,7 @@ from rich.console import Console
 
 from kgteam.cli.render import answer_renderable
 from kgteam.protocols.evidence import Evidence, RelationMatch
-from kgteam.protocols.payloads import Answer, AnswerValue
+from kgteam.protocols.payloads import STORED, Answer, AnswerValue
 
 
 def _text(answer: Answer) -> str:
@@ -26,7 +26,10 @@ def test_an_abstention_shows_confidence_reading_and_guess():
 
 def test_an_answer_without_a_scorer_reading_shows_none_of_it():
     out = _text(Answer(confidence=1.0, text="Bo Lark", status="answered", values=[AnswerValue(label="Bo Lark")]))
-    assert "confidence" not in out and "reading" not in out and "guess" not in out
+    assert "confidence: 1.00" in out and "reading" not in out and "guess" not in out
+    # a session written before every stated answer carried a confidence shows none
+    old = Answer.model_validate({"text": "Bo Lark", "status": "answered"}, context=STORED)
+    assert "confidence" not in _text(old)
 
 
 def test_labels_with_line_breaks_and_forged_fences_are_shown_as_one_line_of_data():
