@@ -87,7 +87,6 @@ def _grade(team, style: str, answer) -> None:
 @pytest.mark.parametrize("style", list(STYLES))
 def test_each_naming_style_answers_shows_evidence_and_grades_with_the_kgs_names(home, style):
     from kgteam import Team
-
     from kgteam.agents.trace import render_text
 
     with Team.default(kg=style, model="none", home=home, sessions=home / f"{style}.sqlite") as team:

@@ -44,7 +44,6 @@ from kgteam.tools.loading.labels import (
     name_label,
     relation_name_label,
 )
-from kgteam.tools.naming import DEFAULT_NAMING, Naming
 from kgteam.tools.loading.layout import (
     LABELS_DIR,
     STORE_DIR,
@@ -68,6 +67,7 @@ from kgteam.tools.loading.text_readers import (
     read_metaqa,
     read_tsv,
 )
+from kgteam.tools.naming import DEFAULT_NAMING, Naming
 
 METAQA_BASE_IRI = "http://example.org/metaqa/"
 _REPORT_EVERY = 1 << 14  # triples between progress events

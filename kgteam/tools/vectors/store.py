@@ -20,8 +20,8 @@ import pyoxigraph as ox
 from kgteam.tools.embedding.base import Embedder, EmbeddingError
 from kgteam.tools.loading.layout import VECTORS_DIR
 from kgteam.tools.loading.manifest import VectorsInfo
-from kgteam.tools.vectors.index import EXACT_MAX_ROWS, VectorIndex
 from kgteam.tools.naming import DEFAULT_NAMING, Naming
+from kgteam.tools.vectors.index import EXACT_MAX_ROWS, VectorIndex
 from kgteam.tools.vectors.verbalise import TermTable, fact_triples, read_labels, relation_texts
 
 EMBED_BATCH = 4096
