@@ -178,3 +178,24 @@ def test_the_same_through_an_oxigraph_endpoint(home, campus_server, style):
         answer = team.ask(QUESTION)
         _check_answer(answer, style)
         _grade(team, style, answer)
+
+
+def test_vectors_read_the_kgs_names_too(tmp_path):
+    """Triple sentences embedded for similar_triples say the KG's names; naming triples, the
+    user's own predicate included, are not facts."""
+    from kgteam.tools.embedding.choose import build_embedder
+    from kgteam.tools.kg import open_kg
+    from kgteam.tools.kg_tools import KGTools
+    from kgteam.tools.loading import build_kg
+
+    embedder = build_embedder()
+    if embedder is None:
+        pytest.skip("the embedded embedder is not installed")
+    build_kg([DATA / "own_predicate.ttl"], "own", home=tmp_path, progress=False, embed=embedder,
+             label_predicates=[C + "displayName"])
+    with open_kg("own", home=tmp_path) as kg:
+        assert kg.vectors is not None and kg.vectors.info.relations == 5  # advises memberOf enrolledIn seatCount offeredBy
+        assert "display name" not in kg.vectors.relation_texts
+        tools = KGTools.from_kg(kg, embedder=embedder)
+        hits = asyncio.run(tools.similar_triples("Marisol Achterburg advises Jonah Pettifer", k=1))
+        assert (hits[0].subject_label, hits[0].object_label) == ("Marisol Achterburg", "Jonah Pettifer")

@@ -51,7 +51,7 @@ def build_vectors(store: ox.Store, folder: Path, embedder: Embedder, *, triples:
     started = time.perf_counter()
     folder.mkdir(parents=True)
     labels = read_labels(store, naming)
-    iris, texts, owners = relation_texts(store, labels)
+    iris, texts, owners = relation_texts(store, labels, naming)
     rel_vecs = _embed_all(embedder, texts, "relations", progress)
     np.save(folder / "relations.npy", rel_vecs, allow_pickle=False)
     first_text = {owner: row for row, owner in reversed(list(enumerate(owners)))}
@@ -62,7 +62,7 @@ def build_vectors(store: ox.Store, folder: Path, embedder: Embedder, *, triples:
         table = TermTable()
         ids: list[tuple[int, int, int]] = []
         sentences: list[str] = []
-        for s, p, o, text in fact_triples(store, labels, table):
+        for s, p, o, text in fact_triples(store, labels, table, naming):
             ids.append((s, p, o))
             sentences.append(text)
         vecs = _embed_all(embedder, sentences, "triples", progress)

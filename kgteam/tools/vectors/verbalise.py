@@ -76,7 +76,8 @@ def read_labels(store: ox.Store, naming: Naming = DEFAULT_NAMING) -> dict[str, s
     return {iri: v for iri, (_, _, v) in best.items()}
 
 
-def relation_texts(store: ox.Store, labels: dict[str, str]) -> tuple[list[str], list[str], list[int]]:
+def relation_texts(store: ox.Store, labels: dict[str, str], naming: Naming = DEFAULT_NAMING,
+                   ) -> tuple[list[str], list[str], list[int]]:
     """Relation IRIs (sorted), and the texts that describe them with the relation each text belongs to.
 
     Every predicate used by a fact gets its label; its ``skos:altLabel`` values and a description
@@ -84,9 +85,10 @@ def relation_texts(store: ox.Store, labels: dict[str, str]) -> tuple[list[str], 
     question can match a relation by any of its names.
     """
     predicates: set[str] = set()
+    skip = NAME_PREDICATES | set(naming.extra)
     for quad in store.quads_for_pattern(None, None, None):
         p = quad.predicate.value
-        if p not in NAME_PREDICATES:
+        if p not in skip:
             predicates.add(p)
     iris = sorted(predicates)
     extra: dict[str, list[str]] = defaultdict(list)
@@ -114,7 +116,8 @@ def relation_texts(store: ox.Store, labels: dict[str, str]) -> tuple[list[str], 
     return iris, texts, owners
 
 
-def fact_triples(store: ox.Store, labels: dict[str, str], table: TermTable) -> Iterator[tuple[int, int, int, str]]:
+def fact_triples(store: ox.Store, labels: dict[str, str], table: TermTable, naming: Naming = DEFAULT_NAMING,
+                 ) -> Iterator[tuple[int, int, int, str]]:
     """Each fact as term ids and its sentence "subject label predicate label object label"."""
     cache: dict[str, str] = {}
 
@@ -128,9 +131,10 @@ def fact_triples(store: ox.Store, labels: dict[str, str], table: TermTable) -> I
             return " ".join(term.value.split())[:MAX_DESCRIPTION_CHARS]
         return ""
 
+    skip = NAME_PREDICATES | set(naming.extra)
     for quad in store.quads_for_pattern(None, None, None):
         p = quad.predicate
-        if p.value in NAME_PREDICATES:
+        if p.value in skip:
             continue
         s, o = quad.subject, quad.object
         sl, pl, ol = name(s), name(p), name(o)
