@@ -126,11 +126,11 @@ class Naming:
         return out
 
     def names_query(self, values: str) -> str:
-        """SPARQL for every name and alias literal of the IRIs in ``values`` (``<a> <b> ...``):
-        ``?s ?p ?l`` with ``?p`` one of the naming predicates (one VALUES, so any endpoint answers it)."""
-        preds = " ".join(sparql_iri(p) for p in self.all_predicates)
-        return (f"SELECT ?s ?p ?l WHERE {{ VALUES ?s {{ {values} }} VALUES ?p {{ {preds} }} ?s ?p ?l "
-                f"FILTER(isLiteral(?l)) }}")
+        """SPARQL for every name and alias literal of the IRIs in ``values`` (``<a> <b> ...``): their
+        triples filtered on the naming predicates. Plain SPARQL 1.1, so any endpoint answers it; a
+        second ``VALUES ?p`` instead of the filter was 70x slower on Oxigraph (benchmarks/labels_for.py)."""
+        preds = ", ".join(sparql_iri(p) for p in self.all_predicates)
+        return f"SELECT ?s ?p ?l WHERE {{ VALUES ?s {{ {values} }} ?s ?p ?l FILTER(?p IN ({preds}) && isLiteral(?l)) }}"
 
     def to_manifest(self) -> list[str]:
         return list(self.extra)

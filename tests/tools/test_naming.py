@@ -50,4 +50,4 @@ def test_the_names_query_asks_every_naming_predicate_at_once():
     q = Naming.with_predicates([OWN]).names_query("<http://example.org/campus/student/s-0981>")
     for p in (OWN, RDFS, SCHEMA, SCHEMA_S, FOAF, DCTERMS_TITLE, ALT):
         assert f"<{p}>" in q
-    assert q.count("VALUES") == 2
+    assert q.count("VALUES") == 1 and "FILTER(?p IN (" in q
