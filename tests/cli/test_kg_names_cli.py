@@ -72,3 +72,12 @@ def test_label_predicate_is_remembered_and_checked(home, tmp_path):
     bad = runner.invoke(app, ["load", str(DATA / "own_predicate.ttl"), "--name", "bad", "--home", str(tmp_path),
                               "-q", "--no-embed", "--label-predicate", "display name"])
     assert bad.exit_code == 1 and "not an absolute IRI" in bad.output and "Traceback" not in bad.output
+
+
+def test_a_team_files_label_predicates_are_checked(tmp_path):
+    team = tmp_path / "team.yaml"
+    team.write_text("name: t\nmodel: {provider: none}\nkg:\n  backend: sparql\n  endpoint: http://127.0.0.1:1/query\n"
+                    "  labels: {backend: tantivy, path: ./labels}\n  label_predicates: [\"display name\"]\n"
+                    "playbook: triad\n")
+    result = runner.invoke(app, ["validate", str(team)])
+    assert result.exit_code == 1 and ":7: kg.label_predicates:" in result.output and "not an absolute IRI" in result.output
