@@ -46,7 +46,7 @@ def workload(sessions: int, messages: int) -> list[Envelope]:
     out = []
     for i in range(messages):
         for s in range(sessions):
-            payload = Answer(text=text) if i == messages - 1 else MissingInfo(description=f"step {i}: {text}")
+            payload = Answer(confidence=1.0, text=text) if i == messages - 1 else MissingInfo(description=f"step {i}: {text}")
             out.append(Envelope(session_id=f"bench-{s}", turn=0, sender="role", payload=payload))
     return out
 
@@ -71,7 +71,7 @@ def run(store: SessionStore, envelopes: list[Envelope], sessions: int, events: i
     boundary = []
     for s in range(sessions):
         t = time.perf_counter()
-        store.finish_turn(f"bench-{s}", 0, Answer(text="done"))
+        store.finish_turn(f"bench-{s}", 0, Answer(confidence=1.0, text="done"))
         boundary.append(time.perf_counter() - t)
     stored = sum(len(store.messages(f"bench-{s}")) for s in range(sessions))
     assert stored == len(envelopes), f"{stored} of {len(envelopes)} messages stored"

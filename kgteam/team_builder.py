@@ -173,7 +173,11 @@ def open_kg_tools(kg: KGSpec, stack: contextlib.ExitStack, home: Path | None = N
             hint = " (run 'kgteam demo' or 'kgteam load' first)" if kg.name else ""
             raise TeamBuildError(f"kg: cannot open KG {target!r}: {exc}{hint}") from exc
         stack.callback(graph.close)
-        extra = {"lexicon": _lexicon(kg.lexicon)} if kg.lexicon else {}
+        extra: dict[str, Any] = {"lexicon": _lexicon(kg.lexicon)} if kg.lexicon else {}
+        if kg.label_predicates:
+            from kgteam.tools.naming import naming_of
+
+            extra["naming"] = naming_of(graph.manifest, kg.label_predicates)
         try:
             return KGTools.from_kg(graph, embedder=embedder, default_timeout_s=kg.timeout_s, max_rows=kg.max_rows,
                                    max_result_bytes=kg.max_result_bytes, **extra)
@@ -185,9 +189,12 @@ def open_kg_tools(kg: KGSpec, stack: contextlib.ExitStack, home: Path | None = N
     labels = _open_labels(kg)
     _close_later(stack, labels)
     _check_protocol(labels, LabelIndex, "kg.labels.backend", kg.labels.backend if kg.labels else "?")
+    from kgteam.tools.naming import Naming
+
     return KGTools(store, labels, default_timeout_s=kg.timeout_s, max_rows=kg.max_rows,
                    max_result_bytes=kg.max_result_bytes, embedder=embedder,
-                   lexicon=_lexicon(kg.lexicon) if kg.lexicon else None)
+                   lexicon=_lexicon(kg.lexicon) if kg.lexicon else None,
+                   naming=Naming.with_predicates(kg.label_predicates))
 
 
 def _lexicon(path: str) -> Any:

@@ -63,6 +63,10 @@ def load(
                                                                  "TSV input (e.g. FB15k-237 entity2text.txt)")] = None,
     relation_labels: Annotated[Path | None, typer.Option("--relation-labels", help="id<TAB>label file naming "
                                                                                    "relation ids")] = None,
+    label_predicates: Annotated[list[str] | None, typer.Option(
+        "--label-predicate", help="IRI of a predicate whose literals name things (beyond rdfs:label, "
+                                  "skos:prefLabel, schema:name, foaf:name, dcterms:title; preferred over them); "
+                                  "repeatable, remembered in the KG's manifest")] = None,
     demo: Annotated[bool, typer.Option("--demo", help="install the bundled MetaQA movie KB as KG 'metaqa'")] = False,
     home: Annotated[Path | None, typer.Option("--home", help="KG home (default: $KGTEAM_HOME or ~/.kgteam)")] = None,
     quiet: Annotated[bool, typer.Option("--quiet", "-q", help="no progress bar")] = False,
@@ -94,6 +98,7 @@ def load(
                 entity_labels=labels,
                 relation_labels=relation_labels,
                 embed=not no_embed,
+                label_predicates=label_predicates or (),
             )
     except (LoadError, EmbeddingError) as exc:
         raise fail(str(exc)) from None

@@ -1,4 +1,7 @@
-"""``kgteam sparql``: look inside a loaded KG with a read-only query, through the same guard the roles use."""
+"""``kgteam sparql``: look inside a loaded KG with a read-only query, through the same guard the roles use.
+
+Every IRI in the result is shown with its name, as the roles and answers call it (``labels_for``).
+"""
 
 from __future__ import annotations
 
@@ -6,7 +9,7 @@ import asyncio
 import json
 import sys
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 from rich.console import Console
@@ -14,6 +17,9 @@ from rich.table import Table
 from rich.text import Text
 
 from kgteam.cli.errors import fail
+
+if TYPE_CHECKING:
+    from kgteam.tools.types import SparqlResult
 
 
 def sparql(
@@ -27,6 +33,7 @@ def sparql(
     """Run a read-only SPARQL query on a KG. Updates, LOAD and SERVICE are refused, as for the roles."""
     from kgteam.tools.kg import open_kg
     from kgteam.tools.kg_tools import KGTools
+    from kgteam.tools.naming import naming_of
     from kgteam.tools.types import ToolError
 
     text = sys.stdin.read() if query == "-" else query
@@ -36,9 +43,16 @@ def sparql(
         kg = open_kg(name, home=home)
     except (ToolError, OSError) as exc:
         raise fail(f"cannot open KG {name!r}: {exc}") from None
-    tools = KGTools(kg.store, kg.labels, default_timeout_s=timeout_s)  # no embedder: nothing here needs one
+    # no embedder: nothing here needs one
+    tools = KGTools(kg.store, kg.labels, default_timeout_s=timeout_s, naming=naming_of(kg.manifest))
+
+    async def run() -> tuple[SparqlResult, dict[str, str]]:
+        res = await tools.run_sparql(text, limit=limit, timeout_s=timeout_s)
+        iris = sorted({t.value for row in res.rows for t in row.values() if t.type == "uri"})
+        return res, (await tools.labels_for(iris) if iris else {})
+
     try:
-        result = asyncio.run(tools.run_sparql(text, limit=limit, timeout_s=timeout_s))
+        result, names = asyncio.run(run())
     except ToolError as exc:
         raise fail(str(exc), 2) from None
     except KeyboardInterrupt:
@@ -49,16 +63,25 @@ def sparql(
         rows = [{k: v.model_dump(exclude_none=True) for k, v in row.items()} for row in result.rows]
         typer.echo(json.dumps({"query": result.query, "variables": result.variables, "rows": rows,
                                "boolean": result.boolean, "truncated": result.truncated,
-                               "truncated_by": result.truncated_by}, indent=1))
+                               "truncated_by": result.truncated_by, "names": names}, indent=1))
         return
     if result.boolean is not None:
         typer.echo("true" if result.boolean else "false")
         return
     table = Table(box=None, header_style="dim")
+    named = {v for v in result.variables if any(v in row and row[v].type == "uri" for row in result.rows)}
     for var in result.variables:
         table.add_column(var)
+        if var in named:
+            table.add_column(f"{var} name")
     for row in result.rows:
-        table.add_row(*(Text(row[v].value) if v in row else Text("") for v in result.variables))  # KG text, not markup
+        cells: list[Text] = []  # KG text, not markup
+        for v in result.variables:
+            term = row.get(v)
+            cells.append(Text(term.value if term else ""))
+            if v in named:
+                cells.append(Text(names.get(term.value, "") if term is not None and term.type == "uri" else ""))
+        table.add_row(*cells)
     Console().print(table)
     more = ""
     if result.truncated:

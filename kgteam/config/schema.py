@@ -134,7 +134,17 @@ class KGSpec(_Strict):
                                    "WordLlama)")
     lexicon: str | None = Field(None, description="a lexicon.json of words for the KG's relations (default: the "
                                                     "one in the KG folder, if any; see `kgteam tune`)")
+    label_predicates: list[str] = Field(default_factory=list, description=(
+        "IRIs of the KG's own naming predicates beyond rdfs:label, skos:prefLabel, schema:name, foaf:name "
+        "and dcterms:title, preferred over them (an installed KG also keeps those it was loaded with)"))
     options: dict[str, Any] = Field(default_factory=dict)  # passed to plugin backends
+
+    @field_validator("label_predicates")
+    @classmethod
+    def _naming_iris(cls, value: list[str]) -> list[str]:
+        from kgteam.tools.naming import check_name_predicate
+
+        return [check_name_predicate(p) for p in value]
 
     @model_validator(mode="after")
     def _backend_needs(self) -> KGSpec:

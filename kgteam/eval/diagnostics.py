@@ -25,15 +25,12 @@ from kgteam.protocols.payloads import PlannedPath, TopicMention
 from kgteam.roles.kerag.planning import Limits, combine_of, expand, filter_hop, retrieve, topic_from_text
 from kgteam.roles.semantic.layer import SemanticLayer
 from kgteam.roles.semantic.similarity import embedder_similarity
+from kgteam.tools.naming import DEFAULT_NAMING
 
 if TYPE_CHECKING:
     from kgteam.tools.kg_tools import KGTools
 
-LABEL_PREDICATES = (
-    "http://www.w3.org/2000/01/rdf-schema#label",
-    "http://www.w3.org/2004/02/skos/core#altLabel",
-    "http://www.w3.org/2004/02/skos/core#prefLabel",
-)
+LABEL_PREDICATES = DEFAULT_NAMING.all_predicates  # naming triples are not paths
 Direction = Literal["out", "in"]
 
 

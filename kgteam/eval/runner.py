@@ -29,6 +29,8 @@ from kgteam.eval.grading import (
     grade_answer,
     guess_correct,
 )
+from kgteam.eval.gold_names import named_golds
+from kgteam.eval.grading import Grading, GroundednessCheck, check_groundedness, grade_answer
 from kgteam.eval.metrics import Predicted
 from kgteam.eval.verifiability import VerifiabilityCheck, check_verifiability
 from kgteam.llm.slots import wait_clock
@@ -218,6 +220,11 @@ async def _ask_and_grade(item: DatasetItem, team: AskingTeam, *, session_prefix:
             record.guess_correct = guess_correct([Predicted(label=v.label, iri=v.iri) for v in answer.guess],
                                                  item.answers, answer_kind=item.answer_kind)
         if tools is not None and record.grading.grade != "missing" and not said_nothing:
+        golds = await named_golds(item.answers, tools)  # IRI-only golds named as the KG names them
+        record.gold = golds
+        record.grading = await grade_answer(item.question, answer.text, values, golds,
+                                            status=answer.status, judge_model=judge_model)
+        if tools is not None and record.grading.grade != "missing":
             record.groundedness = await check_groundedness(answer.evidence.triples, values or [
                 Predicted(label=answer.text)], tools)
         if tools is not None and answer.evidence.reasoning:

@@ -14,7 +14,7 @@ import math
 from collections.abc import Sequence
 from typing import Any, Literal, Protocol
 
-from pydantic import BaseModel, Field, SerializeAsAny, field_validator, model_validator
+from pydantic import BaseModel, Field, SerializeAsAny, ValidationInfo, field_validator, model_validator
 
 from kgteam.protocols.evidence import Evidence, EvidenceDocument, EvidenceTriple, RelationMatch, Usage
 from kgteam.protocols.query_graph import QueryGraph
@@ -690,6 +690,8 @@ class Join(Payload):
 
 
 AnswerStatus = Literal["answered", "unknown", "refused", "error"]
+# Validation context for payloads read back from a record (older records may predate a rule).
+STORED: dict[str, Any] = {"stored": True}
 StopName = Literal[
     "done", "cancelled", "error",
     "max_depth", "max_breadth", "max_retries", "max_turns", "max_llm_calls", "max_tokens", "timeout_s",
@@ -701,7 +703,9 @@ class Answer(Payload):
 
     ``confidence`` (0..1) comes from the deterministic scorer, or the model where it decided;
     below the team's threshold the answer is "I don't know" and the best candidate, if any,
-    stays in ``guess``.
+    stays in ``guess``. A stated answer (``status="answered"``) must carry one: a statement no
+    calibration can judge is refused. Answers read back from a record (``context=STORED``, as
+    :func:`payload_from_dict` and the session stores do) are kept as written.
     """
 
     kind: Literal["answer"] = "answer"
@@ -721,6 +725,14 @@ class Answer(Payload):
     error: str | None = None
     route: RouteName | None = None  # where a routing team looked for the answer (kg / web / both)
     proposals: list[ProposedTriple] = Field(default_factory=list)  # facts read from text, for review only
+
+    @model_validator(mode="after")
+    def _stated_with_confidence(self, info: ValidationInfo) -> Answer:
+        stored = isinstance(info.context, dict) and info.context.get("stored")
+        if self.status == "answered" and self.confidence is None and not stored:
+            raise ValueError("an answer with status 'answered' needs a confidence (0..1): the scorer's score "
+                             "until calibration lands; say status='unknown' for no answer")
+        return self
 
     def summary(self) -> str:
         flags = ", ".join([self.status] + ([f"stopped by {self.stopped_by}"] if self.stopped_by != "done" else [])
@@ -757,8 +769,9 @@ def register_payload(cls: type[Payload]) -> type[Payload]:
 
 
 def payload_from_dict(data: dict[str, Any]) -> Payload:
+    """A payload decoded from its record (a stored or sent envelope): kept as it was written."""
     kind = data.get("kind")
     cls = PAYLOAD_TYPES.get(kind)  # type: ignore[arg-type]
     if cls is None:
         raise ValueError(f"unknown payload kind {kind!r}; known: {sorted(PAYLOAD_TYPES)}")
-    return cls.model_validate(data)
+    return cls.model_validate(data, context=STORED)

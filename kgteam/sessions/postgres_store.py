@@ -30,7 +30,7 @@ from typing import Any, TypeVar
 import structlog
 
 from kgteam.protocols.envelope import Envelope
-from kgteam.protocols.payloads import Answer
+from kgteam.protocols.payloads import STORED, Answer
 from kgteam.sessions.migrations import SCHEMA_VERSION_TABLE, pending
 from kgteam.sessions.records import (
     TURN_STATUSES,
@@ -475,7 +475,7 @@ class PostgresSessionStore:
             TurnRecord(
                 session_id=r["session_id"], turn=r["turn"], question=r["question"],
                 status=r["status"] if r["status"] in TURN_STATUSES else "done",
-                answer=Answer.model_validate(r["answer_json"]) if r["answer_json"] is not None else None,
+                answer=Answer.model_validate(r["answer_json"], context=STORED) if r["answer_json"] is not None else None,
                 started_at=_iso(r["started_at"]) or "", finished_at=_iso(r["finished_at"]),
             )
             for r in rows

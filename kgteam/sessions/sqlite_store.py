@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from kgteam.protocols.envelope import Envelope
-from kgteam.protocols.payloads import Answer
+from kgteam.protocols.payloads import STORED, Answer
 from kgteam.sessions.migrations import SCHEMA_VERSION_TABLE, pending
 from kgteam.sessions.records import (
     TURN_STATUSES,
@@ -271,7 +271,7 @@ class SqliteSessionStore:
             TurnRecord(
                 session_id=row["session_id"], turn=row["turn"], question=row["question"],
                 status=row["status"] if row["status"] in TURN_STATUSES else "done",
-                answer=Answer.model_validate_json(row["answer_json"]) if row["answer_json"] else None,
+                answer=Answer.model_validate_json(row["answer_json"], context=STORED) if row["answer_json"] else None,
                 started_at=row["started_at"], finished_at=row["finished_at"],
             )
             for row in rows

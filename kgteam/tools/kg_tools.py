@@ -25,8 +25,8 @@ from kgteam.tools.backends.base import LabelIndex, TripleStore
 from kgteam.tools.backends.rdf_terms import XSD_STRING, canonical_datatype, term_sort_key
 from kgteam.tools.embedding.base import Embedder, EmbeddingError
 from kgteam.tools.fusion import reciprocal_rank_fusion
-from kgteam.tools.iri import readable_name
 from kgteam.tools.lexicon import Lexicon, read_lexicon
+from kgteam.tools.naming import DEFAULT_NAMING, Naming, fallback_name, naming_of
 from kgteam.tools.result_cap import MAX_RESULT_BYTES
 from kgteam.tools.sparql_guard import MAX_QUERY_BYTES, analyse_query, check_iri, sparql_iri
 from kgteam.tools.toolbox import Tool, Toolbox
@@ -50,8 +50,6 @@ RDF_TYPE = "http://www.w3.org/1999/02/22-rdf-syntax-ns#type"
 RDF_LANGSTRING = "http://www.w3.org/1999/02/22-rdf-syntax-ns#langString"
 RDFS_LABEL = "http://www.w3.org/2000/01/rdf-schema#label"
 SKOS_ALT = "http://www.w3.org/2004/02/skos/core#altLabel"
-# Label/alias triples are shown as labels, not as neighbours, unless asked for explicitly.
-LABEL_PREDICATES = frozenset({RDFS_LABEL, SKOS_ALT})
 DESCRIPTION_PREDICATES = ("http://www.w3.org/2000/01/rdf-schema#comment", "http://schema.org/description")
 
 Direction = Literal["out", "in", "both"]
@@ -63,12 +61,6 @@ _VALUES_BATCH = 400
 _TYPE_SAMPLE = 1_000
 _GRACE_S = 1.0
 _DEFAULT_EMBEDDER: Any = object()  # from_kg: "the embedded default", as opposed to None (no embedder)
-
-
-def _label_rank(term: RDFTerm) -> tuple[int, str]:
-    lang = (term.lang or "").lower()
-    pref = 0 if lang in ("", "en") else 1 if lang.startswith("en-") else 2
-    return pref, term.value
 
 
 class KGTools:
@@ -86,8 +78,11 @@ class KGTools:
         embedder: Embedder | None = None,
         vectors: KGVectors | None = None,
         lexicon: Lexicon | None = None,
+        naming: Naming = DEFAULT_NAMING,
     ) -> None:
         self.store = store
+        # What the KG calls its IRIs (kgteam.tools.naming): the one definition behind every label shown.
+        self.naming = naming
         # Words for predicates beyond their labels (``<kg>/lexicon.json``: written or ``kgteam tune``d).
         self.lexicon = lexicon
         self.labels = labels
@@ -113,6 +108,8 @@ class KGTools:
             embedder = build_embedder()
         if "lexicon" not in kwargs:  # the KG folder's lexicon.json (LexiconError when it is broken)
             kwargs["lexicon"] = read_lexicon(kg.path)
+        if "naming" not in kwargs:  # the naming predicates `kgteam load --label-predicate` recorded
+            kwargs["naming"] = naming_of(kg.manifest)
         return cls(kg.store, kg.labels, embedder=embedder, vectors=kg.vectors, **kwargs)
 
     def close(self) -> None:
@@ -209,18 +206,17 @@ class KGTools:
     # ------------------------------------------------------------------ labels
 
     async def labels_for(self, iris: list[str]) -> dict[str, str]:
-        """Human-readable labels for a list of IRIs (rdfs:label, English first, else the local name)."""
+        """Human-readable names for a list of IRIs: the KG's own (rdfs:label, skos:prefLabel,
+        schema:name, foaf:name, dcterms:title or a predicate the KG was loaded with; English or
+        untagged first), else the humanised local name."""
         wanted = sorted({i for i in iris if isinstance(i, str)})
-        found: dict[str, list[RDFTerm]] = defaultdict(list)
+        found: dict[str, list[tuple[str, str, str | None]]] = defaultdict(list)
         for chunk in _values_chunks(wanted):
-            q = f"SELECT ?s ?l WHERE {{ VALUES ?s {{ {chunk} }} ?s {sparql_iri(RDFS_LABEL)} ?l }}"
-            res = await self._select(q)
+            res = await self._select(self.naming.names_query(chunk))
             for row in res.rows:
-                if "s" in row and "l" in row and row["l"].type == "literal":
-                    found[row["s"].value].append(row["l"])
-        return {
-            iri: (min(found[iri], key=_label_rank).value if found.get(iri) else readable_name(iri)) for iri in wanted
-        }
+                if "s" in row and "p" in row and "l" in row and row["l"].type == "literal":
+                    found[row["s"].value].append((row["p"].value, row["l"].value, row["l"].lang))
+        return {iri: self.naming.best(found.get(iri, ())) or fallback_name(iri) for iri in wanted}
 
     async def relation_names(self, predicates: list[str]) -> dict[str, RelationNames]:
         """What is known about how people name each predicate beyond its label: its other names
@@ -268,7 +264,7 @@ class KGTools:
             f"SELECT ?p ?t (COUNT(?s) AS ?n) WHERE {{ "
             f"{{ SELECT ?s ?p WHERE {{ ?s ?p {node} }} LIMIT {_TYPE_SAMPLE} }} ?s {type_p} ?t }} GROUP BY ?p ?t"
         )
-        label_q = f"SELECT ?l WHERE {{ {node} {sparql_iri(RDFS_LABEL)} ?l }}"
+        label_q = self.naming.names_query(node)
         has_types = await self._kg_has_types()
         empty = SparqlResult(query="")
         queries = [out_q, in_q, lit_q, label_q] + ([types_q, out_types_q, in_types_q] if has_types else [])
@@ -296,19 +292,19 @@ class KGTools:
         outc, inc = counts(out_r), counts(in_r)
         outt, intt = value_types(out_t), value_types(in_t)
         plabels = await self.labels_for([*outc, *inc])
-        own = [r["l"] for r in label_rows.rows if "l" in r]
+        own = [(r["p"].value, r["l"].value, r["l"].lang) for r in label_rows.rows if "p" in r and "l" in r]
 
         def stats(c: dict[str, int], t: dict[str, list[str]], direction: Literal["out", "in"]) -> list[PredicateStat]:
             items = sorted(c.items(), key=lambda kv: (-kv[1], kv[0]))
             return [
-                PredicateStat(predicate=p, label=plabels.get(p, readable_name(p)), direction=direction, count=n,
+                PredicateStat(predicate=p, label=plabels.get(p) or fallback_name(p, predicate=True), direction=direction, count=n,
                               value_types=t.get(p, []))
                 for p, n in items
             ]
 
         return EntitySchema(
             iri=iri,
-            label=min(own, key=_label_rank).value if own else None,
+            label=self.naming.best(own),
             types=sorted(r["t"].value for r in types_r.rows if "t" in r),
             outgoing=stats(outc, outt, "out"),
             incoming=stats(inc, intt, "in"),
@@ -330,7 +326,7 @@ class KGTools:
         if predicates:
             pfilter, post = "VALUES ?p { " + " ".join(sparql_iri(p) for p in predicates) + " } ", ""
         else:
-            excl = ", ".join(sparql_iri(p) for p in sorted(LABEL_PREDICATES))
+            excl = ", ".join(sparql_iri(p) for p in sorted(self.naming.all_predicates))
             pfilter, post = "", f"FILTER(?p NOT IN ({excl})) "
         out: list[tuple[RDFTerm, RDFTerm, RDFTerm]] = []
         for i in range(0, len(nodes), _VALUES_BATCH):
@@ -365,7 +361,8 @@ class KGTools:
     ) -> list[NeighborTriple]:
         """Triples around an entity with labels, optionally restricted to some predicates.
 
-        ``hops`` away at most; ``predicates`` restricts every hop. Label/alias triples are left out unless their predicates are asked for. The result is
+        ``hops`` away at most; ``predicates`` restricts every hop. Naming triples (names and
+        aliases, :mod:`kgteam.tools.naming`) are left out unless their predicates are asked for. The result is
         ordered by hop, direction, predicate, then the far end, and cut at ``limit``. Up to
         ``max(limit, edge_fetch)`` edges per direction and hop are fetched and sorted; when an
         entity has more (a hub), which edges are kept is stable per backend but backend-specific.

@@ -81,7 +81,7 @@ class Diver(Role):
         axiom = ctx.ancestor(Axiom)
         may_answer = self.answer_on is None or (axiom is not None and axiom.text in self.answer_on)
         if self.answer_at is not None and depth >= self.answer_at and may_answer:
-            return [Answer(text=f"found at depth {depth}" + (f" via {axiom.text}" if axiom else ""),
+            return [Answer(confidence=1.0, text=f"found at depth {depth}" + (f" via {axiom.text}" if axiom else ""),
                            values=[AnswerValue(label=f"depth {depth}")])]
         return [MissingInfo(description=f"hop from depth {depth}")]
 
@@ -89,7 +89,7 @@ class Diver(Role):
         depths = [len(b.lineage.ancestors(MissingInfo)) for b in ctx.run.branches]
         if not any(depths):
             return None
-        return Answer(text=f"partial: reached depth {max(depths)}", status="answered")
+        return Answer(confidence=1.0, text=f"partial: reached depth {max(depths)}", status="answered")
 
 
 class Surfacer(Role):
@@ -137,7 +137,7 @@ class Judge(Role):
     async def on_join(self, join: Join, ctx: RoleContext) -> list[Answer]:
         found = sorted(a.text for a in join.items if isinstance(a, Answer))
         pruned = sorted(f"{p.branch}:{p.reason}" for p in join.pruned)
-        return [Answer(text="; ".join(found) + (f" | pruned {', '.join(pruned)}" if pruned else ""),
+        return [Answer(confidence=1.0, text="; ".join(found) + (f" | pruned {', '.join(pruned)}" if pruned else ""),
                        values=[AnswerValue(label=t) for t in found])]
 
 
@@ -160,7 +160,7 @@ class Peeker(Role):
         if self.sleep_s:
             await asyncio.sleep(self.sleep_s)
         seen = [a.text for a in ctx.ancestors(Axiom)]
-        return [Answer(text=f"{axiom.text} sees {seen}", values=[AnswerValue(label=s) for s in seen])]
+        return [Answer(confidence=1.0, text=f"{axiom.text} sees {seen}", values=[AnswerValue(label=s) for s in seen])]
 
 
 # -- one plan in several payloads ---------------------------------------------------------------
@@ -200,7 +200,7 @@ class Executor(Role):
 
     @handles
     async def on_plan(self, plan: QueryCandidates, ctx: RoleContext) -> list[Answer]:
-        return [Answer(text="Joel Zwick", values=[AnswerValue(label="Joel Zwick")])]
+        return [Answer(confidence=1.0, text="Joel Zwick", values=[AnswerValue(label="Joel Zwick")])]
 
 
 def plan_routes() -> list[Route]:
@@ -246,7 +246,7 @@ class Checker(Role):
             return [RetrySignal(phase="query", reason="empty_result",
                                 hint=RetryHint(note=f"the query `{result.sparql}` returned nothing; use a different one"),
                                 attempt=ctx.budgets.used.retries + 1)]
-        return [Answer(text=", ".join(row["x"] for row in result.rows),
+        return [Answer(confidence=1.0, text=", ".join(row["x"] for row in result.rows),
                        values=[AnswerValue(label=row["x"]) for row in result.rows],
                        grounded=True, evidence=Evidence(queries=[EvidenceQuery(sparql=result.sparql,
                                                                                 row_count=len(result.rows))]))]
@@ -291,7 +291,7 @@ class Sleeper(Role):
         if asked is not None and "slow" in asked.text and step == self.sleep_at:
             await asyncio.sleep(self.sleep_s)
         if step >= self.steps:
-            return [Answer(text=f"done after {step} steps")]
+            return [Answer(confidence=1.0, text=f"done after {step} steps")]
         return [MissingInfo(description=f"step {step}")]
 
 

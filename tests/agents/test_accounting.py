@@ -31,7 +31,7 @@ class Asker(Role):
         reply = await ctx.model.chat([{"role": "user", "content": "pick one of " + ", ".join(hits)}],
                                      role=self.name)
         ctx.trace.record("fallback", role=self.name, decision="pick", reason="scripted")
-        return [Answer(text=reply.text)]
+        return [Answer(confidence=1.0, text=reply.text)]
 
 
 async def test_llm_and_tool_calls_are_traced_and_persisted(tmp_path):

@@ -19,7 +19,7 @@ def test_routes_by_kind_in_route_order_without_duplicates():
         Route(kind="question", to=["logger", "generalist"]),
     ]
     assert route(env(Question(text="q")), routes) == ["contextualizer", "logger", "generalist"]
-    assert route(env(Answer(text="a")), routes) == ["grader"]
+    assert route(env(Answer(confidence=1.0, text="a")), routes) == ["grader"]
     assert route(env(Grade(grader="g", verdict=True)), routes) == []
 
 
@@ -40,7 +40,7 @@ def test_when_list_means_one_of():
 
 
 def test_when_dotted_path_into_nested_models_and_lists():
-    answer = Answer(text="a", evidence=Evidence(queries=[EvidenceQuery(sparql="SELECT", row_count=0)]))
+    answer = Answer(confidence=1.0, text="a", evidence=Evidence(queries=[EvidenceQuery(sparql="SELECT", row_count=0)]))
     assert route(env(answer), [Route(kind="answer", to=["r"], when={"evidence.queries.0.row_count": 0})]) == ["r"]
     assert route(env(answer), [Route(kind="answer", to=["r"], when={"evidence.queries.0.row_count": 3})]) == []
     # a missing path never matches (not even against None)
@@ -56,8 +56,8 @@ def test_all_conditions_and_sender_must_hold():
     assert route(env(Question(text="q"), sender="user"), routes) == ["contextualizer"]
     assert route(env(Question(text="q"), sender="contextualizer"), routes) == ["generalist"]
     two = [Route(kind="answer", to=["r"], when={"status": "answered", "grounded": True})]
-    assert route(env(Answer(text="a", grounded=True)), two) == ["r"]
-    assert route(env(Answer(text="a", grounded=False)), two) == []
+    assert route(env(Answer(confidence=1.0, text="a", grounded=True)), two) == ["r"]
+    assert route(env(Answer(confidence=1.0, text="a", grounded=False)), two) == []
 
 
 def test_wildcard_kind():

@@ -76,7 +76,7 @@ def test_depth_prunes_the_branch_not_the_run():
     assert hx.depth == 1 and hx.branch == alts[0].branch
     dx, dy = sup.next_round()
     (too_deep,) = step(sup, dx, "diver", [MissingInfo(description="deeper")])
-    step(sup, dy, "diver", [Answer(text="found")])
+    step(sup, dy, "diver", [Answer(confidence=1.0, text="found")])
     assert sup.stop is not None and sup.stop.reason == "done"  # the other branch answered
     pruned = sup.branches.pruned()
     assert [(p.branch, p.reason, p.depth) for p in pruned] == [(too_deep.branch, "max_depth", 2)]
@@ -156,7 +156,7 @@ def test_join_waits_for_the_family_then_hands_everything_over():
     (d,) = sup.next_round()
     step(sup, d, "a", [Axiom(text="x"), Axiom(text="y")])
     dx, dy = sup.next_round()
-    step(sup, dx, "diver", [Answer(text="from x")])
+    step(sup, dx, "diver", [Answer(confidence=1.0, text="from x")])
     step(sup, dy, "diver", [MissingInfo(description="still looking")])  # unrouted here: branch y ends
     (j,) = sup.next_round()
     assert j.to == "judge" and j.envelope.kind == "join"

@@ -33,7 +33,7 @@ class Sleeper(Role):
     @handles
     async def on_question(self, q: Question, ctx: RoleContext) -> list[Answer]:
         await asyncio.sleep(60)
-        return [Answer(text="slept")]
+        return [Answer(confidence=1.0, text="slept")]
 
 
 class Stepper(Role):
@@ -50,7 +50,7 @@ class Stepper(Role):
         asked = ctx.ancestor(Question)
         slow = asked is not None and "slow" in asked.text
         if step >= (self.SLOW_STEPS if slow else 2):
-            return [Answer(text=f"done after {step} steps")]
+            return [Answer(confidence=1.0, text=f"done after {step} steps")]
         if slow:
             await asyncio.sleep(0.005)
         return [MissingInfo(description=f"step {step}")]

@@ -77,7 +77,7 @@ class Answerer(Role):
             values.append(AnswerValue(iri=other[0], label=other[1]))
         values.sort(key=lambda v: v.label)
         text = ", ".join(v.label for v in values) or "I don't know."
-        return [Answer(text=text, values=values, grounded=bool(triples),
+        return [Answer(confidence=1.0, text=text, values=values, grounded=bool(triples),
                        status="answered" if values else "unknown",
                        evidence=Evidence(triples=triples, queries=[EvidenceQuery(sparql=result.query,
                                                                                  row_count=len(result.rows))]))]

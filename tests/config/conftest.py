@@ -28,7 +28,7 @@ class Responder(Role[ResponderSettings]):
 
     @handles
     async def on_question(self, q: Question, ctx: RoleContext) -> list[Answer]:
-        return [Answer(text=self.settings.prefix + q.text)]
+        return [Answer(confidence=1.0, text=self.settings.prefix + q.text)]
 
 
 class Rewriter(Role):
@@ -51,7 +51,7 @@ class TypedReader(Role):
     @handles
     async def on_question(self, q: Question, ctx: RoleContext) -> list[Answer]:
         kind = ctx.ancestor(AnswerType)
-        return [Answer(text=kind.type if kind else "no type")]
+        return [Answer(confidence=1.0, text=kind.type if kind else "no type")]
 
 
 class NeedsMissingTool(Role):

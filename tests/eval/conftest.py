@@ -95,7 +95,7 @@ class EvalLookup(Role):
                                   subject_label=cands.candidates[0].label if choice.direction == "out" else label,
                                   object_label=label if choice.direction == "out" else cands.candidates[0].label)
                    for iri, label in values]
-        return [Answer(text=", ".join(label for _, label in values) or "I don't know.",
+        return [Answer(confidence=1.0, text=", ".join(label for _, label in values) or "I don't know.",
                        values=[AnswerValue(iri=i, label=lab) for i, lab in values], grounded=bool(values),
                        status="answered" if values else "unknown",
                        evidence=Evidence(triples=triples, queries=[EvidenceQuery(sparql=result.query,

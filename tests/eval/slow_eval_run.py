@@ -25,7 +25,7 @@ class SlowSquares:
         self.asked.append(question)
         await asyncio.sleep(self.delay)
         n = int(question.split()[2])
-        return Answer(text=str(n * n), values=[AnswerValue(label=str(n * n))],
+        return Answer(confidence=1.0, text=str(n * n), values=[AnswerValue(label=str(n * n))],
                       cost=Usage(llm_calls=2, prompt_tokens=10 * n, completion_tokens=3))
 
 

@@ -28,7 +28,7 @@ class Echo:
 
     async def ask(self, question: str, *, session_id: str | None = None) -> Answer:
         answer = dict(NASTY.values())[question]
-        return Answer(text=answer, values=[AnswerValue(label=answer), AnswerValue(label="second")])
+        return Answer(confidence=1.0, text=answer, values=[AnswerValue(label=answer), AnswerValue(label="second")])
 
 
 @pytest.fixture

@@ -28,7 +28,7 @@ class Team:
         if n % (2 + self.skill) == 0:
             return Answer(text="I don't know", status="unknown", cost=cost)
         value = n * n if n % 3 != 2 or self.skill else n * n + 1
-        return Answer(text=str(value), values=[AnswerValue(label=str(value))], cost=cost)
+        return Answer(confidence=1.0, text=str(value), values=[AnswerValue(label=str(value))], cost=cost)
 
 
 def test_report_tables_and_plots(tmp_path):
@@ -61,7 +61,7 @@ class HopBlind:
     async def ask(self, question: str, *, session_id: str | None = None) -> Answer:
         n = int(question.split()[2])
         value = n * n + (1 if 1 + n % 3 == 3 else 0)
-        return Answer(text=str(value), values=[AnswerValue(label=str(value))], stopped_by="done",
+        return Answer(confidence=1.0, text=str(value), values=[AnswerValue(label=str(value))], stopped_by="done",
                       cost=Usage(llm_calls=1 + n % 2, prompt_tokens=10 + n, completion_tokens=3))
 
 

@@ -106,13 +106,13 @@ class _ClaimTeam:
     """Answers by a fixed table: verdicts with and without reasoning, one with no evidence at all."""
 
     ANSWERS = {
-        "c1": Answer(text="supported", values=[AnswerValue(label="supported")], status="answered",
+        "c1": Answer(confidence=1.0, text="supported", values=[AnswerValue(label="supported")], status="answered",
                      evidence=Evidence(triples=[KISMET_DIRECTOR],
                                        reasoning=["Kismet is directed by William Dieterle (t0)"])),
-        "c2": Answer(text="refuted", status="answered",
+        "c2": Answer(confidence=1.0, text="refuted", status="answered",
                      evidence=Evidence(triples=[KISMET_DIRECTOR, MADE_UP],
                                        reasoning=["Kismet: directed by William Dieterle, t0", "Woody Allen: t1"])),
-        "c3": Answer(text="True", status="answered"),  # a verdict with nothing behind it
+        "c3": Answer(confidence=1.0, text="True", status="answered"),  # a verdict with nothing behind it
         "c4": Answer(text="I don't know.", status="unknown"),
     }
 

@@ -21,7 +21,7 @@ def test_envelope_round_trips_every_builtin_payload_kind():
     samples = {
         "question": Question(text="who directed Alien?"),
         "retry_signal": RetrySignal(phase="query", reason="empty_result", hint=RetryHint(note="try the inverse", hops=2), attempt=2),
-        "answer": Answer(
+        "answer": Answer(confidence=1.0,
             text="Ridley Scott",
             values=[AnswerValue(label="Ridley Scott", iri="http://example.org/e/Ridley%20Scott")],
             grounded=True,

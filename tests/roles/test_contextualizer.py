@@ -22,7 +22,7 @@ from kgteam.roles.contextualizer import (
 )
 
 HISTORY = [("what movies did Temuera Morrison act in",
-            Answer(text="Tracker", values=[AnswerValue(label="Tracker", iri="http://example.org/metaqa/e/Tracker")]))]
+            Answer(confidence=1.0, text="Tracker", values=[AnswerValue(label="Tracker", iri="http://example.org/metaqa/e/Tracker")]))]
 
 
 async def test_pass_through_without_history(small_tools):
@@ -61,7 +61,7 @@ def test_deterministic_rewrite_uses_topic_when_no_values():
 
 # ---------------------------------------------------------------- titles are not pronouns (demo KG)
 DIETERLE = [("who directed Kismet",
-             Answer(text="William Dieterle", values=[AnswerValue(label="William Dieterle",
+             Answer(confidence=1.0, text="William Dieterle", values=[AnswerValue(label="William Dieterle",
                                                                   iri="http://example.org/metaqa/e/William%20Dieterle")]))]
 
 
@@ -79,7 +79,7 @@ async def test_title_words_are_not_references(demo_tools):
 
 async def test_model_rewrite_keeping_a_title_word_is_accepted(demo_tools):
     history = [("what movies did Clark Gable act in",
-                Answer(text="It Happened One Night", values=[AnswerValue(
+                Answer(confidence=1.0, text="It Happened One Night", values=[AnswerValue(
                     label="It Happened One Night", iri="http://example.org/metaqa/e/It%20Happened%20One%20Night")]))]
     model = ScriptedModel().add("contextualizer", None, json.dumps({"question": "who directed It Happened One Night"}))
     ctx = make_ctx(model, demo_tools, history=history)
@@ -111,7 +111,7 @@ async def test_he_refers_to_the_person_answer(demo_tools):
 
 async def test_them_may_refer_to_the_answer_films(small_tools):
     history = [("what movies did Temuera Morrison act in",
-                Answer(text="Tracker, River Queen", values=[
+                Answer(confidence=1.0, text="Tracker, River Queen", values=[
                     AnswerValue(label="Tracker", iri="http://example.org/metaqa/e/Tracker"),
                     AnswerValue(label="River Queen", iri="http://example.org/metaqa/e/River%20Queen")]))]
     ctx = make_ctx(null_model(), small_tools, history=history)
@@ -121,7 +121,7 @@ async def test_them_may_refer_to_the_answer_films(small_tools):
 
 async def test_he_refers_to_the_person_topic_not_to_the_answer_films(demo_tools):
     history = [("what films did William Dieterle direct",
-                Answer(text="Kismet", values=[AnswerValue(label="Kismet", iri="http://example.org/metaqa/e/Kismet")]))]
+                Answer(confidence=1.0, text="Kismet", values=[AnswerValue(label="Kismet", iri="http://example.org/metaqa/e/Kismet")]))]
     ctx = make_ctx(null_model(), demo_tools, history=history)
     [q] = await Contextualizer().handle(env(Question(text="what else did he direct?")), ctx)
     assert q.text == "what else did William Dieterle direct?"
@@ -153,7 +153,7 @@ def test_reference_kind_is_grammatical():
 
 
 def test_possessive_her_only_before_a_noun():
-    history = [("who made the Heron Vase", Answer(text="Odile Strand", values=[AnswerValue(label="Odile Strand")]))]
+    history = [("who made the Heron Vase", Answer(confidence=1.0, text="Odile Strand", values=[AnswerValue(label="Odile Strand")]))]
     assert deterministic_rewrite("what is her birthplace", history) == "what is Odile Strand's birthplace"
     assert deterministic_rewrite("which prize went to her", history) == "which prize went to Odile Strand"
 
@@ -177,9 +177,9 @@ def atelier_tools(tmp_path_factory: pytest.TempPathFactory):
 
 
 MADE_BY_ODILE = [("What did Odile Strand make?",
-                  Answer(text="Heron Vase", values=[AnswerValue(label="Heron Vase", iri=AT + "HeronVase")]))]
+                  Answer(confidence=1.0, text="Heron Vase", values=[AnswerValue(label="Heron Vase", iri=AT + "HeronVase")]))]
 WHO_MADE_VASE = [("Who made the Heron Vase?",
-                  Answer(text="Odile Strand", values=[AnswerValue(label="Odile Strand", iri=AT + "OdileStrand")]))]
+                  Answer(confidence=1.0, text="Odile Strand", values=[AnswerValue(label="Odile Strand", iri=AT + "OdileStrand")]))]
 
 
 async def test_that_noun_picks_the_candidate_whose_kg_class_matches(atelier_tools):

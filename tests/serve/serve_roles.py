@@ -72,15 +72,15 @@ class Entry(Role):
         asked = msg if isinstance(msg, Question) else ctx.ancestor(Question)
         text = asked.text if asked is not None else ""
         if text == "recall":
-            return [Answer(text=" | ".join(q for q, _ in ctx.history) or "(no history)")]
+            return [Answer(confidence=1.0, text=" | ".join(q for q, _ in ctx.history) or "(no history)")]
         if text.startswith("sleep"):
             await asyncio.sleep(SLEEP_S)
-            return [Answer(text="slept")]
+            return [Answer(confidence=1.0, text="slept")]
         slow = re.match(r"slow (\d+)", text)
         if slow:
             step = 1 + len(ctx.ancestors(MissingInfo))
             if step > int(slow.group(1)):
-                return [Answer(text=f"done after {step - 1} steps")]
+                return [Answer(confidence=1.0, text=f"done after {step - 1} steps")]
             await asyncio.sleep(STEP_S)
             return [MissingInfo(description=f"step {step}")]
         reply = await ctx.model.chat([{"role": "user", "content": f"Name the film or person in: {text}"}],
@@ -112,7 +112,7 @@ class Answerer(Role):
             other = (o, row["ol"].value) if s == top.iri else (s, row["sl"].value)
             values.append(AnswerValue(iri=other[0], label=other[1]))
         values.sort(key=lambda v: v.label)
-        return [Answer(text=", ".join(v.label for v in values) or "I don't know.", values=values,
+        return [Answer(confidence=1.0, text=", ".join(v.label for v in values) or "I don't know.", values=values,
                        grounded=bool(triples), status="answered" if values else "unknown",
                        evidence=Evidence(triples=triples,
                                          queries=[EvidenceQuery(sparql=result.query, row_count=len(result.rows))]))]

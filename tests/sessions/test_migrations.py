@@ -106,7 +106,7 @@ def test_a_file_from_before_migrations_upgrades_in_place_without_losing_anything
     path = tmp_path / "sessions.sqlite"
     old = LegacyStore(path)
     envelopes = []
-    for session_id, question, answer in [("s1", "who tends Old Elm", Answer(text="Ada Quill")),
+    for session_id, question, answer in [("s1", "who tends Old Elm", Answer(confidence=1.0, text="Ada Quill")),
                                          ("s1", "and Young Oak?", cancelled_answer()),
                                          ("s2", "cut off", None)]:
         turn = old.begin_turn(session_id, question)

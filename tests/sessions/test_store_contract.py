@@ -73,7 +73,7 @@ async def test_cancelled_run_ends_its_turn_cancelled_with_the_partial_answer(sto
 
 def test_end_turn_marks_only_running_turns(store):
     t0 = store.begin_turn("s", "q0")
-    store.finish_turn("s", t0, Answer(text="a0"))
+    store.finish_turn("s", t0, Answer(confidence=1.0, text="a0"))
     t1 = store.begin_turn("s", "q1")
     t2 = store.begin_turn("s", "q2")
     assert store.end_turn("s", t1, "interrupted") is True
@@ -192,7 +192,7 @@ def test_sessions_have_owners_titles_and_can_be_deleted(store):
     store.append_envelope(Envelope(session_id="k2", turn=turn, sender="user", payload=Question(text="x")))
     store.append_event("k2", turn, "e", {"role": "r"})
     store.save_settings("k2", {"kg": "orchard"})
-    store.finish_turn("k2", turn, Answer(text="Ada"))
+    store.finish_turn("k2", turn, Answer(confidence=1.0, text="Ada"))
     store.begin_turn("k1", "a later question")
     assert store.session("k2").title == "who tends Old Elm"  # a session made without a title takes the first question
     assert store.session("k1").title == "about trees"
@@ -214,7 +214,7 @@ def test_question_text_round_trips_and_nul_is_kept_out_of_plain_columns(store):
     question = "naïve 東京 🌳 'quoted' \"double\" \\ back\x00slash"
     turn = store.begin_turn("u", question)
     store.append_envelope(Envelope(session_id="u", turn=turn, sender="user", payload=Question(text=question)))
-    store.finish_turn("u", turn, Answer(text="answer with \x00 inside"))
+    store.finish_turn("u", turn, Answer(confidence=1.0, text="answer with \x00 inside"))
     (record,) = store.turns("u")
     assert record.question == question.replace("\x00", "\ufffd")
     assert store.messages("u")[0].payload.text == question  # the envelope keeps the exact text

@@ -55,8 +55,9 @@ class VerdictJoin(Role):
         why = "; ".join(dict.fromkeys(m for v in verdicts for m in v.missing)) or "no rule could be checked"
         label = verdict_label(form, "unknown")
         if form == "claim":  # "not enough info" is a verdict on a claim, stated as such
+            # the rule's own certainty, as for a grounded verdict: every branch searched to its end, or not
             return Answer(text=f"Not enough info: {why}.", values=[AnswerValue(label=label)], status="answered",
-                          grounded=False)
+                          grounded=False, confidence=1.0 if all(v.final for v in verdicts) else 0.8)
         return Answer(text=f"I don't know: {why}.", status="unknown", grounded=False)
 
     async def finalize(self, ctx: RoleContext, reason: str) -> Answer | None:

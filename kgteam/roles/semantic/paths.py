@@ -15,6 +15,8 @@ from typing import TYPE_CHECKING, Literal
 from kgteam.protocols.query_graph import Compare, Group, Iri, QueryGraph, Triple, Var
 from kgteam.tools.iri import readable_name
 from kgteam.tools.query_builder import compile_query, condition, group
+from kgteam.tools.naming import DEFAULT_NAMING
+from kgteam.tools.sparql_guard import sparql_iri
 from kgteam.tools.types import ToolError
 
 if TYPE_CHECKING:
@@ -22,13 +24,10 @@ if TYPE_CHECKING:
 
 # predicates that name or type things: they say nothing about how two entities relate
 NAMING_PREDICATES = frozenset({
-    "http://www.w3.org/2000/01/rdf-schema#label",
-    "http://www.w3.org/2004/02/skos/core#altLabel",
-    "http://www.w3.org/2004/02/skos/core#prefLabel",
+    *DEFAULT_NAMING.all_predicates,  # names and aliases (kgteam.tools.naming)
     "http://www.w3.org/1999/02/22-rdf-syntax-ns#type",
     "http://www.w3.org/2002/07/owl#sameAs",
     "http://www.w3.org/2000/01/rdf-schema#comment",
-    "http://schema.org/name",
     "http://schema.org/description",
 })
 Direction = Literal["out", "in"]

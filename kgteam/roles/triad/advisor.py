@@ -137,6 +137,8 @@ class Advisor(Role[AdvisorSettings]):
             text = await self._phrase(ctx, question, names, text, [one_line(x) for x in said if x])
         return Answer(text=text, values=answer_values, status="answered",
                       grounded=_grounded(lineage, triples, answer_values, matches), confidence=confidence,
+                      grounded=grounded_by(triples, answer_values, matches),
+                      confidence=confidence if confidence is not None else self._filling_score(lineage),
                       evidence=evidence, fallbacks=fallback_keys(getattr(ctx.trace, "events", [])))
 
     @staticmethod
@@ -154,6 +156,15 @@ class Advisor(Role[AdvisorSettings]):
         if path is None:
             return [], None
         return list(path.steps), paths.confidence_of(key)
+
+    @staticmethod
+    def _filling_score(lineage: Lineage) -> float:
+        """The stated confidence when no scored reading stands behind the query (e.g. one the model
+        wrote): the scorer's score of the chosen filling, else 0 (nothing scored it)."""
+        cands = lineage.ancestor(QueryCandidates)
+        if cands is None or cands.selected is None or cands.queries[cands.selected].score is None:
+            return 0.0
+        return min(1.0, max(0.0, float(cands.queries[cands.selected].score or 0.0)))
 
     async def _phrase(self, ctx: RoleContext, question: str, names: list[str], plain: str,
                       evidence: list[str]) -> str:
@@ -285,6 +296,7 @@ class Advisor(Role[AdvisorSettings]):
                 return Answer(text=f"{answer_list(names, self.settings.max_listed)} (not found in the knowledge graph; "
                                    "from the model's own knowledge, unverified)",
                               values=[AnswerValue(label=n) for n in names], status="answered", grounded=False,
+                              confidence=0.0,  # nothing in the KG stands behind it
                               fallbacks=fallback_keys(getattr(ctx.trace, "events", [])))
         return Answer(text="I don't know: the knowledge graph returned nothing for this question.",
                       status="unknown", grounded=False, fallbacks=fallbacks)

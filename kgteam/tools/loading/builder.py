@@ -39,7 +39,6 @@ from kgteam.tools.iri import (
 from kgteam.tools.loading.errors import LoadError
 from kgteam.tools.loading.formats import RDF_FORMATS, detect_format, normalise_format
 from kgteam.tools.loading.labels import (
-    LABEL_PREDICATES,
     LabelCollector,
     iri_label,
     name_label,
@@ -68,6 +67,7 @@ from kgteam.tools.loading.text_readers import (
     read_metaqa,
     read_tsv,
 )
+from kgteam.tools.naming import DEFAULT_NAMING, Naming
 
 METAQA_BASE_IRI = "http://example.org/metaqa/"
 _REPORT_EVERY = 1 << 14  # triples between progress events
@@ -92,8 +92,12 @@ class _Collected:
     text_relations: dict[str, ox.NamedNode] = field(default_factory=dict)
     rdf_nodes: set[str] = field(default_factory=set)  # IRIs used as subject or object
     rdf_predicates: set[str] = field(default_factory=set)
-    rdf_labels: LabelCollector = field(default_factory=LabelCollector)
+    naming: Naming = DEFAULT_NAMING
+    rdf_labels: LabelCollector = field(init=False)
     label_triples: int = 0
+
+    def __post_init__(self) -> None:
+        self.rdf_labels = LabelCollector(self.naming)
 
 
 class _Reporter:
@@ -216,6 +220,7 @@ def _rdf_quads(quads: Iterator[ox.Quad], col: _Collected, inp: _Input, rep: _Rep
     nodes = col.rdf_nodes
     predicates = col.rdf_predicates
     labels = col.rdf_labels
+    naming_predicates = frozenset(col.naming.all_predicates)
     named, literal, blank = ox.NamedNode, ox.Literal, ox.BlankNode
     blanks: dict[str, ox.BlankNode] = {}
     source = str(inp.path)
@@ -230,7 +235,7 @@ def _rdf_quads(quads: Iterator[ox.Quad], col: _Collected, inp: _Input, rep: _Rep
                 nodes.add(s.value)
             if type(o) is named:
                 nodes.add(o.value)
-            elif type(o) is literal and pv in LABEL_PREDICATES and type(s) is named:
+            elif type(o) is literal and pv in naming_predicates and type(s) is named:
                 labels.add(s.value, pv, o.value, o.language)
             if type(s) is blank or type(o) is blank:
                 # Parsers name anonymous nodes ([] in Turtle) randomly, and ids are local to a file:
@@ -422,10 +427,10 @@ class _IndexWorker:
 def _build_into(tmp: Path, name: str, inputs: list[_Input], base: str, rep: _Reporter,
                 entity_labels: tuple[dict[str, str], SourceInfo | None],
                 relation_labels: tuple[dict[str, str], SourceInfo | None],
-                inverse_suffix: str | None, embedder: Embedder | None) -> KGManifest:
+                inverse_suffix: str | None, embedder: Embedder | None, naming: Naming) -> KGManifest:
     started = time.perf_counter()
     tmp.mkdir(parents=True)
-    col = _Collected(base=base, entity_labels=entity_labels[0], relation_labels=relation_labels[0])
+    col = _Collected(base=base, entity_labels=entity_labels[0], relation_labels=relation_labels[0], naming=naming)
     n_rdf = sum(1 for i in inputs if i.format in RDF_FORMATS)
     index = _IndexWorker(tmp / LABELS_DIR)
     try:
@@ -446,7 +451,7 @@ def _build_into(tmp: Path, name: str, inputs: list[_Input], base: str, rep: _Rep
             if embedder is not None:
                 from kgteam.tools.vectors.store import build_vectors
 
-                vectors = build_vectors(store, tmp / VECTORS_DIR, embedder, progress=rep.embed)
+                vectors = build_vectors(store, tmp / VECTORS_DIR, embedder, progress=rep.embed, naming=naming)
         finally:
             del store
             gc.collect()  # the RocksDB handle must be released before the folder is renamed
@@ -468,6 +473,7 @@ def _build_into(tmp: Path, name: str, inputs: list[_Input], base: str, rep: _Rep
         entity_labels=entity_labels[1],
         relation_labels=relation_labels[1],
         inverse_suffix=inverse_suffix,
+        label_predicates=naming.to_manifest(),
         counts=KGCounts(
             triples=total_triples,
             facts=total_triples - col.label_triples,
@@ -508,6 +514,7 @@ def build_kg(
     relation_labels: str | Path | None = None,
     inverse_suffix: str | None = INVERSE_SUFFIX,
     embed: bool | Embedder | None = False,
+    label_predicates: Sequence[str] = (),
 ) -> KGManifest:
     """Builds (or rebuilds) KG ``name`` under ``<home>/kgs/`` from ``sources`` and returns its manifest.
 
@@ -519,6 +526,8 @@ def build_kg(
     ``LoadProgress`` events (an exception raised there aborts the load cleanly).
     ``embed`` also builds the ``vectors/`` folder (relation and triple vectors): ``True`` with the
     embedded embedder (skipped when it is not installed), or with the ``Embedder`` given.
+    ``label_predicates`` are IRIs of the KG's own naming predicates beyond the standard ones
+    (:mod:`kgteam.tools.naming`), preferred over them; the manifest records them for every reader.
     Raises ``LoadError`` (file:line: problem) for bad input; the previous KG is then untouched.
     """
     if isinstance(sources, str | Path):
@@ -528,6 +537,10 @@ def build_kg(
     base = base_iri or _default_base((i.format for i in inputs), name)
     try:
         check_base_iri(base)
+    except ValueError as exc:
+        raise LoadError(str(exc)) from exc
+    try:
+        naming = Naming.with_predicates(label_predicates)
     except ValueError as exc:
         raise LoadError(str(exc)) from exc
     embedder = _load_embedder(embed)
@@ -542,7 +555,7 @@ def build_kg(
         try:
             with show if show is not None else nullcontext():
                 manifest = _build_into(tmp, name, inputs, base, _Reporter(callback, inputs), labels, rel_labels,
-                                       inverse_suffix, embedder)
+                                       inverse_suffix, embedder, naming)
             manifest.path = swap_into_place(kgs, name, tmp)
         except BaseException:
             shutil.rmtree(tmp, ignore_errors=True)

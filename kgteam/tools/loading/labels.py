@@ -1,7 +1,13 @@
-"""Which labels an IRI gets: kept from RDF literals, derived from names, or humanised local names.
+"""Which labels an IRI gets in the label index, and which label triples the loader adds.
 
-Labels go both into the store (``rdfs:label``, ``skos:altLabel``) so SPARQL backends see them,
-and into the label index (primary label + aliases) so entity and relation search find them.
+What an IRI is called is decided by :mod:`kgteam.tools.naming`, the definition every reader of
+names shares. The store keeps the KG's own naming triples as they are (``schema:name``,
+``foaf:name`` ... are not copied into ``rdfs:label``: readers ask for every naming predicate, on
+the embedded store and on endpoints alike). The loader adds triples only for names that exist
+nowhere in the input: ``rdfs:label`` for an IRI the KG does not name (its humanised local name,
+or the name a MetaQA/TSV line or a ``--labels`` file gives), ``skos:altLabel`` for a raw
+MetaQA/TSV name that differs from its label, ``skos:notation`` for an id named by a labels file.
+Every IRI's name and aliases go into the label index, so entity and relation search find them.
 """
 
 from __future__ import annotations
@@ -9,22 +15,8 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
-from kgteam.tools.iri import (
-    FOAF_NAME,
-    RDFS_LABEL,
-    SCHEMA_NAME,
-    SCHEMA_NAME_HTTPS,
-    SKOS_ALT_LABEL,
-    SKOS_PREF_LABEL,
-    humanise,
-    local_name,
-)
-
-# Primary-label predicates, most preferred first.
-PRIMARY_LABEL_PREDICATES: tuple[str, ...] = (RDFS_LABEL, SKOS_PREF_LABEL, SCHEMA_NAME, SCHEMA_NAME_HTTPS, FOAF_NAME)
-ALIAS_PREDICATES: tuple[str, ...] = (SKOS_ALT_LABEL,)
-LABEL_PREDICATES: frozenset[str] = frozenset(PRIMARY_LABEL_PREDICATES + ALIAS_PREDICATES)
-_PREDICATE_RANK = {p: i for i, p in enumerate(PRIMARY_LABEL_PREDICATES + ALIAS_PREDICATES)}
+from kgteam.tools.iri import humanise
+from kgteam.tools.naming import DEFAULT_NAMING, Naming, fallback_name
 
 MAX_ALIASES = 16
 _RELATION_SEPARATORS = re.compile(r"[/.]+")
@@ -42,46 +34,28 @@ def relation_name_label(name: str) -> str:
 
 def iri_label(iri: str, *, predicate: bool) -> str:
     """Fallback label for an RDF IRI without one: its humanised local name (camelCase split for predicates)."""
-    return humanise(local_name(iri), split_camel=predicate) or iri
-
-
-def _lang_rank(lang: str | None) -> int:
-    if not lang:
-        return 0
-    lang = lang.lower()
-    if lang == "en":
-        return 1
-    if lang.startswith("en-"):
-        return 2
-    return 3
+    return fallback_name(iri, predicate=predicate)
 
 
 @dataclass
 class IriLabels:
-    """Label literals found for one IRI: ``(predicate rank, language rank, text)``."""
+    """Name literals found for one IRI: ``(predicate, text, language)``."""
 
-    found: list[tuple[int, int, str]] = field(default_factory=list)
+    naming: Naming
+    found: list[tuple[str, str, str | None]] = field(default_factory=list)
 
     def primary(self) -> str | None:
-        ranked = [f for f in self.found if f[0] < len(PRIMARY_LABEL_PREDICATES)]
-        return min(ranked)[2] if ranked else None
+        return self.naming.best(self.found)
 
     def aliases(self, primary: str) -> list[str]:
-        seen = {primary}
-        out: list[str] = []
-        for _, _, text in sorted(self.found):
-            if text not in seen:
-                seen.add(text)
-                out.append(text)
-                if len(out) >= MAX_ALIASES:
-                    break
-        return out
+        return self.naming.aliases(self.found, primary, MAX_ALIASES)
 
 
 class LabelCollector:
-    """Collects label literals met while streaming RDF, keyed by subject IRI."""
+    """Collects name literals met while streaming RDF, keyed by subject IRI."""
 
-    def __init__(self) -> None:
+    def __init__(self, naming: Naming = DEFAULT_NAMING) -> None:
+        self.naming = naming
         self.by_iri: dict[str, IriLabels] = {}
 
     def add(self, iri: str, predicate: str, text: str, lang: str | None) -> None:
@@ -90,8 +64,8 @@ class LabelCollector:
             return
         entry = self.by_iri.get(iri)
         if entry is None:
-            entry = self.by_iri[iri] = IriLabels()
-        entry.found.append((_PREDICATE_RANK[predicate], _lang_rank(lang), text))
+            entry = self.by_iri[iri] = IriLabels(self.naming)
+        entry.found.append((predicate, text, lang))
 
     def get(self, iri: str) -> IriLabels | None:
         return self.by_iri.get(iri)

@@ -49,6 +49,9 @@ class KGManifest(BaseModel):
     entity_labels: SourceInfo | None = None
     relation_labels: SourceInfo | None = None
     inverse_suffix: str | None = "_inverse"
+    # predicates the user named as naming ones (`kgteam load --label-predicate`); read back by every
+    # reader of names (kgteam.tools.naming), so they need not be given again
+    label_predicates: list[str] = Field(default_factory=list)
     counts: KGCounts
     disk_bytes: int = 0
     build_seconds: float = 0.0

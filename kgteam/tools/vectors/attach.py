@@ -29,6 +29,7 @@ from kgteam.tools.loading.layout import (
 )
 from kgteam.tools.loading.manifest import KGManifest
 from kgteam.tools.loading.progress import LoadProgress, ProgressCallback, RichProgress
+from kgteam.tools.naming import Naming
 from kgteam.tools.vectors.store import build_vectors
 
 
@@ -65,7 +66,8 @@ def add_vectors(name: str, embedder: Embedder | None = None, *, home: Path | Non
             store = ox.Store.read_only(str(folder / STORE_DIR))
             try:
                 with show if show is not None else nullcontext():
-                    info = build_vectors(store, tmp, embedder, triples=triples, progress=report)
+                    info = build_vectors(store, tmp, embedder, triples=triples, progress=report,
+                                         naming=Naming.with_predicates(manifest.label_predicates))
             finally:
                 del store
             final = folder / VECTORS_DIR

@@ -20,6 +20,7 @@ import pyoxigraph as ox
 from kgteam.tools.embedding.base import Embedder, EmbeddingError
 from kgteam.tools.loading.layout import VECTORS_DIR
 from kgteam.tools.loading.manifest import VectorsInfo
+from kgteam.tools.naming import DEFAULT_NAMING, Naming
 from kgteam.tools.vectors.index import EXACT_MAX_ROWS, VectorIndex
 from kgteam.tools.vectors.verbalise import TermTable, fact_triples, read_labels, relation_texts
 
@@ -44,12 +45,13 @@ def _embed_all(embedder: Embedder, texts: list[str], what: str, progress: EmbedP
 
 
 def build_vectors(store: ox.Store, folder: Path, embedder: Embedder, *, triples: bool = True,
-                  progress: EmbedProgress | None = None, ann_threshold: int = EXACT_MAX_ROWS) -> VectorsInfo:
+                  progress: EmbedProgress | None = None, ann_threshold: int = EXACT_MAX_ROWS,
+                  naming: Naming = DEFAULT_NAMING) -> VectorsInfo:
     """Embeds the store's relations (and facts) into ``folder`` (created; must not exist yet)."""
     started = time.perf_counter()
     folder.mkdir(parents=True)
-    labels = read_labels(store)
-    iris, texts, owners = relation_texts(store, labels)
+    labels = read_labels(store, naming)
+    iris, texts, owners = relation_texts(store, labels, naming)
     rel_vecs = _embed_all(embedder, texts, "relations", progress)
     np.save(folder / "relations.npy", rel_vecs, allow_pickle=False)
     first_text = {owner: row for row, owner in reversed(list(enumerate(owners)))}
@@ -60,7 +62,7 @@ def build_vectors(store: ox.Store, folder: Path, embedder: Embedder, *, triples:
         table = TermTable()
         ids: list[tuple[int, int, int]] = []
         sentences: list[str] = []
-        for s, p, o, text in fact_triples(store, labels, table):
+        for s, p, o, text in fact_triples(store, labels, table, naming):
             ids.append((s, p, o))
             sentences.append(text)
         vecs = _embed_all(embedder, sentences, "triples", progress)

@@ -1,8 +1,9 @@
 """What gets embedded: relation texts (label, aliases, description) and triples as sentences.
 
 Read straight from the Oxigraph store, so the same code serves ``kgteam load`` (right after the
-store is written) and ``kgteam embed`` (on an existing KG). Labels are the ``rdfs:label`` the
-loader gave every IRI (English or untagged first); label triples themselves are not facts.
+store is written) and ``kgteam embed`` (on an existing KG). Labels are the names
+:mod:`kgteam.tools.naming` gives (the KG's own, or the ``rdfs:label`` the loader gave an IRI the KG
+does not name); naming triples themselves are not facts.
 """
 
 from __future__ import annotations
@@ -13,14 +14,15 @@ from dataclasses import dataclass, field
 
 import pyoxigraph as ox
 
-from kgteam.tools.iri import RDFS_LABEL, SKOS_ALT_LABEL, SKOS_NOTATION, SKOS_PREF_LABEL, readable_name
+from kgteam.tools.iri import SKOS_ALT_LABEL, SKOS_NOTATION, readable_name
+from kgteam.tools.naming import DEFAULT_NAMING, STANDARD_NAME_PREDICATES, Naming
 
 RDFS_COMMENT = "http://www.w3.org/2000/01/rdf-schema#comment"
 SKOS_DEFINITION = "http://www.w3.org/2004/02/skos/core#definition"
 SCHEMA_DESCRIPTION = "http://schema.org/description"
 DESCRIPTION_PREDICATES = frozenset({RDFS_COMMENT, SKOS_DEFINITION, SCHEMA_DESCRIPTION})
 # Triples about names are labels, not facts: they are not verbalised as triples.
-NAME_PREDICATES = frozenset({RDFS_LABEL, SKOS_ALT_LABEL, SKOS_PREF_LABEL, SKOS_NOTATION})
+NAME_PREDICATES = frozenset({*STANDARD_NAME_PREDICATES, SKOS_ALT_LABEL, SKOS_NOTATION})
 MAX_DESCRIPTION_CHARS = 300
 MAX_TEXT_CHARS = 400
 
@@ -60,20 +62,22 @@ class TermTable:
         return {"values": self.values, "kinds": self.kinds, "datatypes": self.datatypes, "labels": self.labels}
 
 
-def read_labels(store: ox.Store) -> dict[str, str]:
-    """IRI -> its preferred ``rdfs:label``."""
-    best: dict[str, tuple[int, str]] = {}
-    for quad in store.quads_for_pattern(None, ox.NamedNode(RDFS_LABEL), None):
-        s, o = quad.subject, quad.object
-        if not isinstance(s, ox.NamedNode) or not isinstance(o, ox.Literal):
-            continue
-        cand = (_lang_rank(o.language), o.value)
-        if s.value not in best or cand < best[s.value]:
-            best[s.value] = cand
-    return {iri: v for iri, (_, v) in best.items()}
+def read_labels(store: ox.Store, naming: Naming = DEFAULT_NAMING) -> dict[str, str]:
+    """IRI -> its name (:mod:`kgteam.tools.naming`), for every IRI the store names."""
+    best: dict[str, tuple[int, int, str]] = {}
+    for predicate in naming.name_predicates:
+        for quad in store.quads_for_pattern(None, ox.NamedNode(predicate), None):
+            s, o = quad.subject, quad.object
+            if not isinstance(s, ox.NamedNode) or not isinstance(o, ox.Literal) or not o.value.strip():
+                continue
+            cand = naming.rank(predicate, o.language, " ".join(o.value.split()))
+            if s.value not in best or cand < best[s.value]:
+                best[s.value] = cand
+    return {iri: v for iri, (_, _, v) in best.items()}
 
 
-def relation_texts(store: ox.Store, labels: dict[str, str]) -> tuple[list[str], list[str], list[int]]:
+def relation_texts(store: ox.Store, labels: dict[str, str], naming: Naming = DEFAULT_NAMING,
+                   ) -> tuple[list[str], list[str], list[int]]:
     """Relation IRIs (sorted), and the texts that describe them with the relation each text belongs to.
 
     Every predicate used by a fact gets its label; its ``skos:altLabel`` values and a description
@@ -81,9 +85,10 @@ def relation_texts(store: ox.Store, labels: dict[str, str]) -> tuple[list[str], 
     question can match a relation by any of its names.
     """
     predicates: set[str] = set()
+    skip = NAME_PREDICATES | set(naming.extra)
     for quad in store.quads_for_pattern(None, None, None):
         p = quad.predicate.value
-        if p not in NAME_PREDICATES:
+        if p not in skip:
             predicates.add(p)
     iris = sorted(predicates)
     extra: dict[str, list[str]] = defaultdict(list)
@@ -111,7 +116,8 @@ def relation_texts(store: ox.Store, labels: dict[str, str]) -> tuple[list[str], 
     return iris, texts, owners
 
 
-def fact_triples(store: ox.Store, labels: dict[str, str], table: TermTable) -> Iterator[tuple[int, int, int, str]]:
+def fact_triples(store: ox.Store, labels: dict[str, str], table: TermTable, naming: Naming = DEFAULT_NAMING,
+                 ) -> Iterator[tuple[int, int, int, str]]:
     """Each fact as term ids and its sentence "subject label predicate label object label"."""
     cache: dict[str, str] = {}
 
@@ -125,9 +131,10 @@ def fact_triples(store: ox.Store, labels: dict[str, str], table: TermTable) -> I
             return " ".join(term.value.split())[:MAX_DESCRIPTION_CHARS]
         return ""
 
+    skip = NAME_PREDICATES | set(naming.extra)
     for quad in store.quads_for_pattern(None, None, None):
         p = quad.predicate
-        if p.value in NAME_PREDICATES:
+        if p.value in skip:
             continue
         s, o = quad.subject, quad.object
         sl, pl, ol = name(s), name(p), name(o)

@@ -30,7 +30,7 @@ def test_the_sub_teams_roles_join_under_its_slot_name_and_its_answer_goes_to_the
     assert route(_env(Question(text="q"), "router"), routes) == ["graph_contextualizer"]
     assert route(_env(Question(text="q"), "user"), routes) == ["contextualizer"]
     # the sub-team's answer is not the run's answer: it goes on to the generator
-    assert route(_env(Answer(text="a"), "graph_summarizer"), routes) == ["generator"]
+    assert route(_env(Answer(confidence=1.0, text="a"), "graph_summarizer"), routes) == ["generator"]
 
 
 def test_sub_team_routes_without_a_sender_only_hear_the_sub_team():
@@ -49,7 +49,7 @@ def test_a_team_file_picks_another_playbook_for_the_slot():
     retry = RetrySignal(phase="parsing", reason="empty_result")
     assert route(_env(retry, "graph_advisor"), team.routes) == ["graph_generalist"]
     assert route(_env(retry, "answer_grader"), team.routes) == []
-    assert route(_env(Answer(text="a"), "graph_advisor"), team.routes) == ["generator"]
+    assert route(_env(Answer(confidence=1.0, text="a"), "graph_advisor"), team.routes) == ["generator"]
 
 
 def test_an_unknown_slot_is_a_file_line_error():
