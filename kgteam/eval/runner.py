@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING, Any, Literal, Protocol
 from pydantic import BaseModel, Field
 
 from kgteam.eval.datasets import DatasetItem, GoldAnswer, TagValue
+from kgteam.eval.gold_names import named_golds
 from kgteam.eval.grading import (
     Grading,
     GroundednessCheck,
@@ -29,8 +30,6 @@ from kgteam.eval.grading import (
     grade_answer,
     guess_correct,
 )
-from kgteam.eval.gold_names import named_golds
-from kgteam.eval.grading import Grading, GroundednessCheck, check_groundedness, grade_answer
 from kgteam.eval.metrics import Predicted
 from kgteam.eval.verifiability import VerifiabilityCheck, check_verifiability
 from kgteam.llm.slots import wait_clock
@@ -212,19 +211,16 @@ async def _ask_and_grade(item: DatasetItem, team: AskingTeam, *, session_prefix:
         answer = await (asyncio.wait_for(coro, timeout_s) if timeout_s else coro)
         record = _record_from_answer(item, answer)
         values = [Predicted(label=v.label, iri=v.iri) for v in answer.values]
-        record.grading = await grade_answer(item.question, answer.text, values, item.answers,
+        golds = await named_golds(item.answers, tools)  # IRI-only golds named as the KG names them
+        record.gold = golds
+        record.grading = await grade_answer(item.question, answer.text, values, golds,
                                             status=answer.status, judge_model=judge_model,
                                             answer_kind=item.answer_kind)
         said_nothing = abstained(answer.text, values, answer.status)
         if said_nothing and answer.guess:
             record.guess_correct = guess_correct([Predicted(label=v.label, iri=v.iri) for v in answer.guess],
-                                                 item.answers, answer_kind=item.answer_kind)
+                                                 golds, answer_kind=item.answer_kind)
         if tools is not None and record.grading.grade != "missing" and not said_nothing:
-        golds = await named_golds(item.answers, tools)  # IRI-only golds named as the KG names them
-        record.gold = golds
-        record.grading = await grade_answer(item.question, answer.text, values, golds,
-                                            status=answer.status, judge_model=judge_model)
-        if tools is not None and record.grading.grade != "missing":
             record.groundedness = await check_groundedness(answer.evidence.triples, values or [
                 Predicted(label=answer.text)], tools)
         if tools is not None and answer.evidence.reasoning:

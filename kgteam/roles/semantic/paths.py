@@ -14,9 +14,8 @@ from typing import TYPE_CHECKING, Literal
 
 from kgteam.protocols.query_graph import Compare, Group, Iri, QueryGraph, Triple, Var
 from kgteam.tools.iri import readable_name
-from kgteam.tools.query_builder import compile_query, condition, group
 from kgteam.tools.naming import DEFAULT_NAMING
-from kgteam.tools.sparql_guard import sparql_iri
+from kgteam.tools.query_builder import compile_query, condition, group
 from kgteam.tools.types import ToolError
 
 if TYPE_CHECKING:

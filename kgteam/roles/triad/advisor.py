@@ -136,8 +136,7 @@ class Advisor(Role[AdvisorSettings]):
                                                      (t.subject_label, t.predicate_label, t.object_label))]
             text = await self._phrase(ctx, question, names, text, [one_line(x) for x in said if x])
         return Answer(text=text, values=answer_values, status="answered",
-                      grounded=_grounded(lineage, triples, answer_values, matches), confidence=confidence,
-                      grounded=grounded_by(triples, answer_values, matches),
+                      grounded=_grounded(lineage, triples, answer_values, matches),
                       confidence=confidence if confidence is not None else self._filling_score(lineage),
                       evidence=evidence, fallbacks=fallback_keys(getattr(ctx.trace, "events", [])))
 
