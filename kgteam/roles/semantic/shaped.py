@@ -28,7 +28,13 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from kgteam.protocols.evidence import RelationMatch
-from kgteam.protocols.payloads import CONFIDENCE_SUPPORT, RankedPath, RelationPaths, path_confidence
+from kgteam.protocols.payloads import (
+    CONFIDENCE_SUPPORT,
+    CONFIDENCE_TEMPERATURE,
+    RankedPath,
+    RelationPaths,
+    path_confidence,
+)
 from kgteam.protocols.query_graph import (
     RDF_TYPE,
     XSD,
@@ -198,6 +204,12 @@ class ShapedReader:
             return await self._ordered(shape, paths, kind, klass)
         if shape.shape == "comparative" and shape.comparison and shape.number:
             return await self._ordered(shape, paths, kind, klass)
+        if shape.negated and len(_by_mention(paths)) >= 2:
+            return await self._negation(paths, mentions, kind)
+        if (shape.shape == "union" or shape.conjunction == "or") and len(_by_mention(paths)) >= 2:
+            either = await self._union(paths, kind)
+            if either is not None:
+                return either
         if _two_topics(shape, mentions):
             joined = await self._intersection(paths, mentions, kind)
             if joined is not None:
@@ -515,42 +527,112 @@ class ShapedReader:
                              f"{base_path.explain()}", [*base_path.steps, match], base_path.key + f"|order|{pred}",
                              evidence_graph=evidence)
 
-    async def _intersection(self, paths: RelationPaths, mentions: Sequence[Any],
-                            kind: AnswerKind) -> ShapedReading | None:
-        """Two topic entities whose best paths meet: their answers intersected (never one alone)."""
-        by_mention: dict[str, list[RankedPath]] = {}
-        for p in paths.paths:
-            by_mention.setdefault(p.mention, []).append(p)
-        if len(by_mention) < 2:
-            return None
-        (m1, p1s), (m2, p2s) = list(by_mention.items())[:2]
-        p1s = _with_prefixes([p for p in p1s if not _names_other(p, m2)])[:8]
-        p2s = _with_prefixes([p for p in p2s if not _names_other(p, m1)])[:8]
-        best: tuple[float, RankedPath, RankedPath, set[str]] | None = None
+    async def _pairs(self, sides: tuple[tuple[str, list[RankedPath]], ...], kind: AnswerKind, *,
+                     negated: bool) -> list[tuple[float, RankedPath, RankedPath, frozenset[str]]]:
+        """Every pair of the two topics' paths with a result: what both reach ("and"), or what the
+        first reaches less what the second reaches, when the second covers part of it ("not")."""
+        (_, p1s), (_, p2s) = sides
+        out: list[tuple[float, RankedPath, RankedPath, frozenset[str]]] = []
         for a in p1s:
+            va = {v.get("value") for v in await self._answers(a)}
+            if not va or await self._value_like(a):
+                continue
             for b in p2s:
                 if a.entity == b.entity:
                     continue
-                va = {v.get("value") for v in await self._answers(a)}
                 vb = {v.get("value") for v in await self._answers(b)}
-                both = (va & vb) - {a.entity, b.entity}
+                result = (va - vb if va & vb else set()) if negated else va & vb
+                result -= {a.entity, b.entity}
+                if not result:
+                    continue
+                members = [{"type": "uri", "value": v} for v in result if isinstance(v, str)]
+                if kind.class_iri and not await self._members(members, kind.class_iri):
+                    continue
                 # best scores first; at equal scores the shorter paths (a prefix keeps its path's score)
-                rank = a.score + b.score - 1e-6 * (a.hops + b.hops)
-                if not both or (best is not None and rank <= best[0]):
-                    continue
-                if kind.class_iri and not await self._members([{"type": "uri", "value": v} for v in both], kind.class_iri):
-                    continue
-                best = (rank, a, b, both)
-        if best is None:
+                out.append((a.score + b.score - 1e-6 * (a.hops + b.hops), a, b, frozenset(result)))
+        out.sort(key=lambda t: -t[0])
+        return out
+
+    @staticmethod
+    def _pair_confidence(pairs: list[tuple[float, RankedPath, RankedPath, frozenset[str]]], kind: AnswerKind) -> float:
+        """The share of the pairs' weight (a softmax of their scores) whose result agrees with the
+        best pair's, times how well its weaker side is named: two readings that give the same
+        answer are no rivals, whichever entity or relation they took."""
+        top, a, b, mine = pairs[0]
+        total = agree = 0.0
+        for rank, _, _, result in pairs:
+            w = math.exp(max(-50.0, (rank - top) / CONFIDENCE_TEMPERATURE))
+            total += w
+            if len(mine & result) >= 0.5 * max(1, min(len(mine), len(result))):
+                agree += w
+        named = min(_named_by_class(a, kind).support, _named_by_class(b, kind).support) / CONFIDENCE_SUPPORT
+        return round(agree / total * min(1.0, named), 4)
+
+    async def _intersection(self, paths: RelationPaths, mentions: Sequence[Any],
+                            kind: AnswerKind) -> ShapedReading | None:
+        """Two topic entities whose best paths meet: their answers intersected (never one alone)."""
+        if len(_by_mention(paths)) < 2:
             return None
-        _, a, b, _both = best
+        sides = self._sides(paths, mentions)
+        pairs = await self._pairs(sides, kind, negated=False)
+        if not pairs:
+            return None
+        _, a, b, _both = pairs[0]
         ta, end = chain_group(a, prefix="a", end="x")
         tb, _ = chain_group(b, prefix="b", end="x")
         graph = select_graph([*ta, *tb], end, topics=[a.entity, b.entity], kind=kind)
-        conf = min(path_confidence(_named_by_class(a, kind), [_named_by_class(p, kind) for p in p1s if p.answers]),
-                   path_confidence(_named_by_class(b, kind), [_named_by_class(p, kind) for p in p2s if p.answers]))
-        return ShapedReading(graph, round(conf, 4), f"{m1}: {a.explain()} AND {m2}: {b.explain()}",
-                             [*a.steps, *b.steps], a.key + "&" + b.key)
+        (m1, _), (m2, _) = sides
+        return ShapedReading(graph, self._pair_confidence(pairs, kind), f"{m1}: {a.explain()} AND {m2}: "
+                             f"{b.explain()}", [*a.steps, *b.steps], a.key + "&" + b.key)
+
+    def _sides(self, paths: RelationPaths, mentions: Sequence[Any]) -> tuple[tuple[str, list[RankedPath]], ...]:
+        """The first two topics' paths in question order, each without paths that read the other
+        topic's name as a relation word, with their prefixes."""
+        by_mention = _by_mention(paths)
+        order = {getattr(m, "text", ""): getattr(m, "start", 0) for m in mentions}
+        (m1, p1s), (m2, p2s) = sorted(list(by_mention.items())[:2], key=lambda kv: order.get(kv[0], 0))
+        return ((m1, _with_prefixes([p for p in p1s if not _names_other(p, m2)])[:8]),
+                (m2, _with_prefixes([p for p in p2s if not _names_other(p, m1)])[:8]))
+
+    async def _negation(self, paths: RelationPaths, mentions: Sequence[Any], kind: AnswerKind) -> ShapedReading:
+        """"Which films directed by X do not star Y": the first topic's set less the members the
+        second topic is linked to (NOT EXISTS), where the second path covers part of the set."""
+        sides = self._sides(paths, mentions)
+        (m1, _), (m2, _) = sides
+        pairs = await self._pairs(sides, kind, negated=True)
+        if not pairs:
+            return ShapedReading(QueryGraph(expected=kind), 0.0, f"nothing links {m2} to what {m1} is linked to",
+                                 guess_only=True)
+        _, a, b, _rest = pairs[0]
+        ta, end = chain_group(a, prefix="a", end="x")
+        tb, _ = chain_group(b, prefix="b", end="x")
+        graph = QueryGraph(answer=[end], where=Group(triples=ta, filters=_not_topic(end, [a.entity, b.entity]),
+                                                     not_exists=[Group(triples=tb)]),
+                           expected=kind, topics=[a.entity, b.entity])
+        return ShapedReading(graph, self._pair_confidence(pairs, kind), f"{m1}: {a.explain()} AND NOT {m2}: "
+                             f"{b.explain()}", [*a.steps, *b.steps], a.key + "-" + b.key)
+
+    async def _union(self, paths: RelationPaths, kind: AnswerKind) -> ShapedReading | None:
+        """"Who directed Alien or Jaws": the same relation path from each topic, answers united."""
+        by_mention = _by_mention(paths)
+        (m1, p1s), (m2, p2s) = list(by_mention.items())[:2]
+        p1s = [p for p in p1s if not _names_other(p, m2)]
+        p2s = [p for p in p2s if not _names_other(p, m1)]
+        for a in p1s[:6]:
+            for b in p2s[:6]:
+                if a.entity == b.entity or _signature(a) != _signature(b):
+                    continue
+                if not await self._answers(a) or not await self._answers(b):
+                    continue
+                ta, end = chain_group(a, prefix="a", end="x")
+                tb, _ = chain_group(b, prefix="b", end="x")
+                graph = QueryGraph(answer=[end], where=Group(unions=[[Group(triples=ta), Group(triples=tb)]]),
+                                   expected=kind, topics=[a.entity, b.entity])
+                conf = min(path_confidence(a, [p for p in p1s if p.answers]),
+                           path_confidence(b, [p for p in p2s if p.answers]))
+                return ShapedReading(graph, round(conf, 4), f"{m1} OR {m2}: {a.explain()}",
+                                     list(a.steps), a.key + "|" + b.key)
+        return None
 
     async def _ask(self, shape: ShapeReading, paths: RelationPaths, mentions: Sequence[Any]) -> ShapedReading:
         """Yes/no: the best-ranked path from one named entity that either reaches the other named
@@ -575,7 +657,7 @@ class ShapedReader:
         if named and named[0] is found[0]:
             # the question's words name the relation: its path decides, against its rivals
             path, target, reached = found[0]
-            conf = path_confidence(path, [p for p, _, _ in found])
+            conf = _verdict_confidence(found)
             if not reached:
                 conf *= 0.9  # "no" rests on the KG being complete for this relation
         else:
@@ -670,6 +752,28 @@ def _names_other(path: RankedPath, mention: str) -> bool:
     """A path whose relation words are the other topic's name reads that name as a relation."""
     other = set(normalise(mention).split())
     return any(m.words and set(normalise(m.words).split()) <= other for m in path.steps)
+
+
+def _by_mention(paths: RelationPaths) -> dict[str, list[RankedPath]]:
+    out: dict[str, list[RankedPath]] = {}
+    for p in paths.paths:
+        out.setdefault(p.mention, []).append(p)
+    return out
+
+
+def _signature(path: RankedPath) -> tuple[tuple[str, str], ...]:
+    return tuple((s.predicate, s.direction) for s in path.steps)
+
+
+def _verdict_confidence(found: list[tuple[RankedPath, str, bool]]) -> float:
+    """How sure the best path's yes/no is: the share of the candidates' weight (a softmax of their
+    scores) that gives the same verdict, times how well the best path is named. The same relation
+    walked from either entity agrees with itself; only a verdict the other way is a rival."""
+    best, _, verdict = found[0]
+    weights = [(math.exp(max(-50.0, (p.score - best.score) / CONFIDENCE_TEMPERATURE)), reached)
+               for p, _, reached in found]
+    agree = sum(w for w, r in weights if r == verdict) / sum(w for w, _ in weights)
+    return agree * min(1.0, best.support / CONFIDENCE_SUPPORT)
 
 
 def _two_topics(shape: ShapeReading, mentions: Sequence[Any]) -> bool:
