@@ -341,8 +341,9 @@ class ShapedReader:
             return None
         fitting = await self._fitting(paths, kind)
         best = paths.paths[0]
-        if fitting and fitting[0].key == best.key:
+        if fitting and fitting[0].key == best.key and kind.class_iri is None:
             return None  # the plain chain reading stands
+        # (with a named class, rivals of another class are no rivals: the confidence is among fitting ones)
         chosen = fitting[0] if fitting else best
         triples, end = chain_group(chosen)
         graph = select_graph(triples, end, topics=[chosen.entity], kind=kind)
