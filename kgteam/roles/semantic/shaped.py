@@ -503,7 +503,7 @@ class ShapedReader:
         value = Var(name="v")
         extra, key = _value_expr(end, pred, style, value)
         base_conf = await self._set_confidence(base_path, sets, kind)
-        match = RelationMatch(predicate=pred, label=label, words=" ".join(words) or None, strength=rel_conf)
+        match = RelationMatch(predicate=pred, label=label, words=shape.order_words or None, strength=rel_conf)
         conf = round(base_conf * rel_conf, 4)
         if shape.shape == "comparative":
             number = (shape.number or "").replace(",", "")
