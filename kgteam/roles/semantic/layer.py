@@ -191,7 +191,8 @@ class SemanticLayer:
         scored: list[tuple[RelationPath, PathScore, Mention]] = []
         for mention in mentions[: self.settings.max_mentions]:
             # another capitalised name of the question names an entity, never this mention's relation
-            names = [m.span for m in mentions if m is not mention and m.text[:1].isupper()]
+            names = [m.span for m in mentions if m is not mention and m.text[:1].isupper()
+                     and (m.start > mention.end or m.end < mention.start)]  # not a piece of the same title
             found = await self.candidate_paths(question, mention, [*exclude, *names])
             scored += [(p, s, mention) for p, s in found[:keep]]
         scored.sort(key=lambda t: (-t[1].score, len(t[0].steps), t[0].key))
