@@ -15,7 +15,7 @@ is right), exact-set accuracy, the shares stated wrong and abstained, the wrong 
 confidence >= 0.9 and the mean confidence; per question rows go to ``--out``.
 
     .venv/bin/python benchmarks/shapes.py --kg metaqa --set benchmarks/shapes/metaqa.jsonl --model none
-    .venv/bin/python benchmarks/shapes.py --kg wc2014 --set benchmarks/shapes/wc2014.jsonl --limit 3 --out rows.jsonl
+    .venv/bin/python benchmarks/shapes.py --kg wc2014 --set benchmarks/shapes/worldcup.jsonl --limit 3 --out rows.jsonl
 """
 
 from __future__ import annotations

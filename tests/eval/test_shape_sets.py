@@ -22,7 +22,7 @@ from kgteam.tools.types import RDFTerm, SparqlResult
 
 ROOT = Path(__file__).resolve().parents[2]
 SETS = {"metaqa": ROOT / "benchmarks" / "shapes" / "metaqa.jsonl",
-        "wc2014": ROOT / "benchmarks" / "shapes" / "wc2014.jsonl"}
+        "wc2014": ROOT / "benchmarks" / "shapes" / "worldcup.jsonl"}
 
 
 def _load_runner():
