@@ -51,9 +51,11 @@ from kgteam.protocols.query_graph import (
     Triple,
     Var,
 )
+from kgteam.roles.semantic.paths import chain_graph
 from kgteam.roles.semantic.scoring import lexical_similarity
 from kgteam.roles.semantic.shape import ShapeReading, read_shape
 from kgteam.roles.semantic.text import normalise, tokenize
+from kgteam.tools.iri import RDFS_LABEL, readable_name
 from kgteam.tools.query_builder import compile_query, group
 from kgteam.tools.types import ToolError
 
@@ -61,7 +63,6 @@ if TYPE_CHECKING:
     from kgteam.roles.semantic.layer import Similarity
     from kgteam.tools.toolbox import Toolbox
 
-RDFS_LABEL = "http://www.w3.org/2000/01/rdf-schema#label"
 _NUMERIC_TYPES = ("integer", "decimal", "double", "float", "int", "long", "short", "byte", "nonNegativeInteger",
                   "positiveInteger", "unsignedInt")
 _DATE_TYPES = ("date", "dateTime", "gYear", "gYearMonth")
@@ -139,19 +140,13 @@ def _term_of(t: dict[str, Any]) -> Iri | Lit:
 
 # ---------------------------------------------------------------------------- graphs from paths
 def chain_group(path: RankedPath, *, prefix: str = "x", end: str | None = None) -> tuple[list[Triple], Var]:
-    """The path as triples from its entity, in the directions the KG stores them; ``end`` renames
-    the last variable (so two chains can meet at one answer)."""
-    triples: list[Triple] = []
-    prev: Iri | Var = Iri(iri=path.entity)
+    """The path's triples from its entity, in the directions the KG stores them (the layer's
+    ``chain_graph``, without its filters); ``end`` renames the last variable (so two chains can meet
+    at one answer)."""
     n = len(path.steps)
-    last = Var(name=end or f"{prefix}{n}")
-    for i, step in enumerate(path.steps, start=1):
-        node = last if i == n else Var(name=f"{prefix}{i}")
-        pred = Iri(iri=step.predicate)
-        triples.append(Triple(subject=prev, predicate=pred, object=node) if step.direction == "out"
-                       else Triple(subject=node, predicate=pred, object=prev))
-        prev = node
-    return triples, last
+    names = [f"{prefix}{i}" for i in range(1, n)] + [end or f"{prefix}{n}"]
+    graph = chain_graph(path.entity, [(s.predicate, s.direction) for s in path.steps], names=names)
+    return list(graph.where.triples), Var(name=names[-1])
 
 
 def _not_topic(end: Var, topics: Sequence[str]) -> list[Compare]:
@@ -831,9 +826,10 @@ def _mention_iris(m: Any) -> list[str]:
 
 
 def _readable(label: str) -> str:
-    text = label.rsplit("/", 1)[-1].rsplit("#", 1)[-1] if label.startswith("http") else label
-    text = re.sub(r"(?<=[a-z])(?=[A-Z])", " ", text).replace("_", " ")
-    return text.lower()
+    """A relation's label (or, unlabelled, its IRI) as lower-case words."""
+    if label.startswith(("http://", "https://")):
+        return readable_name(label)
+    return re.sub(r"(?<=[a-z])(?=[A-Z])", " ", label).replace("_", " ").lower()
 
 
 def _stem(word: str) -> str:
