@@ -302,6 +302,19 @@ def grants_of(specs: dict[str, RoleSpec]) -> dict[str, list[str]]:
     return {inst: list(r.tools) for inst, r in specs.items() if r.tools is not None}
 
 
+def team_calibration(spec: TeamSpec, model: Any, role_models: dict[str, Any]) -> Any:
+    """The team's confidence map (``calibration`` in the team file); a map fitted without a model
+    is applied only when no role talks to one."""
+    from kgteam.protocols.calibration import CalibrationError, resolve_calibration
+
+    names = {getattr(m, "name", None) for m in (model, *role_models.values())}
+    model_name = "none" if names <= {"none"} else "model"
+    try:
+        return resolve_calibration(spec.calibration, playbook=spec.playbook, model=model_name)
+    except CalibrationError as exc:
+        raise TeamBuildError(f"calibration: {exc}") from None
+
+
 def build_team(spec: TeamSpec, *, stack: contextlib.ExitStack | None = None, home: Path | None = None,
                model: ChatModel | None = None, tools: Any = None, session_store: Any = None,
                trace: Any = None) -> Any:
@@ -328,7 +341,8 @@ def build_team(spec: TeamSpec, *, stack: contextlib.ExitStack | None = None, hom
         runner = TeamRunner(roles, team.routes, model, toolbox, team.budgets, entry_role=team.entry,
                             answer_role=team.answer_role, session_store=session_store, trace=trace,
                             role_models=role_models, grants=grants_of(team.roles), concurrency=spec.concurrency,
-                            kg=None if isinstance(tools, Toolbox) else tools)
+                            kg=None if isinstance(tools, Toolbox) else tools,
+                            calibration=team_calibration(spec, model, role_models))
     except BaseException:
         if own:
             stack.close()

@@ -29,6 +29,7 @@ from kgteam.agents.metrics import RunMetrics
 from kgteam.agents.routing import matching_routes
 from kgteam.agents.run_transcript import RunTranscript
 from kgteam.protocols.budgets import Budgets, BudgetUsage
+from kgteam.protocols.calibration import CalibrationMap
 from kgteam.protocols.envelope import Envelope, new_id
 from kgteam.protocols.evidence import Usage
 from kgteam.protocols.payloads import Answer, BranchPruned, Join, Payload, PruneReason, kind_of
@@ -75,7 +76,8 @@ class JoinWait:
 class Supervisor:
     def __init__(self, session_id: str, turn: int, routes: list[Route], roles: dict[str, Role], budgets: Budgets,
                  *, started: float | None = None, concurrency: int = DEFAULT_CONCURRENCY,
-                 on_envelope: Callable[[Envelope], None] | None = None, model_name: str | None = None):
+                 on_envelope: Callable[[Envelope], None] | None = None, model_name: str | None = None,
+                 calibration: CalibrationMap | None = None):
         self.session_id = session_id
         self.turn = turn
         self.routes = routes
@@ -91,6 +93,7 @@ class Supervisor:
         self.emitted: set[str] = set()  # ids streamed/persisted so far
         self.on_envelope = on_envelope  # streams (persists, shows) every admitted message
         self.model_name = model_name  # stamped on the answer ("none": scorers only)
+        self.calibration = calibration  # the team's score -> probability map (None: raw scores)
         self.model_waits: dict[int, ModelWait] = {}  # model calls in flight
         self.stalled_on: ModelWait | None = None  # the call the run still waited on when its time ran out
         self._round: list[Delivery] = []
@@ -183,6 +186,10 @@ class Supervisor:
         answer.model = answer.model or self.model_name
         if answer.evidence.is_empty():
             answer.grounded = False
+        if self.calibration is not None and answer.confidence is not None and answer.raw_confidence is None:
+            answer.raw_confidence = answer.confidence
+            answer.confidence = round(self.calibration.calibrate(answer.confidence), 4)
+            answer.calibration = self.calibration.name
         return answer
 
     def make_envelopes(self, delivery: Delivery, sender: str, payloads: list[Payload], step_usage: Usage,

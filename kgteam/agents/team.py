@@ -35,6 +35,7 @@ from kgteam.agents.supervisor import DEFAULT_CONCURRENCY, Delivery, ModelWait, S
 from kgteam.agents.trace import RunTrace, TraceTap
 from kgteam.llm.base import ChatModel
 from kgteam.protocols.budgets import Budgets
+from kgteam.protocols.calibration import CalibrationMap
 from kgteam.protocols.envelope import Envelope, new_id
 from kgteam.protocols.errors import KgteamError
 from kgteam.protocols.payloads import Answer, BudgetExceeded, Question
@@ -76,7 +77,7 @@ class TeamRunner:
                  budgets: Budgets | None = None, entry_role: str | None = None, answer_role: str | None = None,
                  session_store: SessionStore | None = None, trace: TraceSink | None = None, *,
                  role_models: dict[str, ChatModel] | None = None, grants: dict[str, list[str]] | None = None,
-                 concurrency: int = DEFAULT_CONCURRENCY, kg: Any = None):
+                 concurrency: int = DEFAULT_CONCURRENCY, kg: Any = None, calibration: CalibrationMap | None = None):
         if not roles:
             raise TeamWiringError("a team needs at least one role")
         self.roles = dict(roles)
@@ -89,6 +90,7 @@ class TeamRunner:
         self.grants = {name: list(grants[name]) if grants and name in grants else list(getattr(role, "tools", ()))
                        for name, role in roles.items()}
         self.concurrency = concurrency
+        self.calibration = calibration  # applied to every final answer's confidence by the supervisor
         self.budgets = budgets or Budgets()
         self.session_store = session_store
         self.trace = trace
@@ -137,7 +139,8 @@ class TeamRunner:
             self._memory_turns[session_id] = turn + 1
             history = list(self._memory_history.get(session_id, []))
         state = Supervisor(session_id, turn, self.routes, self.roles, self.budgets, started=started,
-                           concurrency=self.concurrency, model_name=getattr(self.model, "name", None))
+                           concurrency=self.concurrency, model_name=getattr(self.model, "name", None),
+                           calibration=self.calibration)
         self.last_run = state
         trace = RunTrace(session_id, turn, store, self.trace, tap=on_trace)
         log.info("question_started", session_id=session_id, turn=turn, question=question)

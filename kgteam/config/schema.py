@@ -295,6 +295,9 @@ class TeamSpec(_Strict):
     entry: str | None = None
     answer_role: str | None = None
     concurrency: int = Field(4, ge=1, le=64, description="deliveries run at once (independent branches)")
+    calibration: str = Field("auto", min_length=1, description="score -> probability map for the answers' "
+                             "confidence: 'auto' (the map shipped for this playbook without a model, if any), "
+                             "'none' (raw scores) or a file written by `kgteam calibrate`")
     subteams: dict[str, SubteamChoice] = Field(default_factory=dict,
                                                description="which playbook fills each sub-team slot of the playbook")
     sessions: str | None = Field(None, description="where sessions are kept: a file path or sqlite:///PATH "

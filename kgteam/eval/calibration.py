@@ -14,7 +14,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 from kgteam.eval.metrics import expected_calibration_error
-from kgteam.eval.report import calibration_pairs, latest_records
+from kgteam.eval.report import latest_records
 from kgteam.eval.runner import read_run
 from kgteam.protocols.calibration import CalibrationMap, FittedOn
 
@@ -71,7 +71,8 @@ def ece_before_after(mapping: CalibrationMap, pairs: Sequence[tuple[float, bool]
 
 
 def pairs_from_runs(paths: Sequence[str | Path]) -> list[tuple[float, bool]]:
-    """The pairs of every run file (latest record per id). A missing, unreadable or corrupt file,
+    """The raw (pre-calibration) pairs of every run file (latest record per id): a map is fitted on
+    the scorer's own scores, whatever map the run applied. A missing, unreadable or corrupt file,
     or one with no pair at all, is a :class:`CalibrationInputError` naming it."""
     pairs: list[tuple[float, bool]] = []
     for path in paths:
@@ -84,7 +85,7 @@ def pairs_from_runs(paths: Sequence[str | Path]) -> list[tuple[float, bool]]:
             raise CalibrationInputError(f"cannot read {path}: {exc}") from None
         except ValueError as exc:  # an invalid record before the last line
             raise CalibrationInputError(f"{exc} (not a run file written by `kgteam eval --out`?)") from None
-        found = calibration_pairs(records)
+        found = [p for r in records if (p := r.calibration_pair(raw=True)) is not None]
         if not found:
             raise CalibrationInputError(
                 f"{path}: {len(records)} records, none with a confidence and a grade (a run file written by "

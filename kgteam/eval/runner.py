@@ -63,6 +63,7 @@ class RunRecord(BaseModel):
     answer_grounded: bool = False  # the team's own claim
     answer_kind: str | None = None  # the dataset's kind of gold ("empty": the KG holds no answer)
     confidence: float | None = None  # the answer's (or, abstaining, its best guess's) confidence
+    raw_confidence: float | None = None  # the scorer's score before the team's calibration map (None: no map)
     guess: list[AnswerValue] = Field(default_factory=list)  # the best candidate an abstention kept
     guess_correct: bool | None = None  # that guess graded by the rules (None: no guess or no gold)
     reading: str | None = None  # the query graph / path the answer came from, in words
@@ -92,17 +93,19 @@ class RunRecord(BaseModel):
         return (self.status == "ok" and self.answer_status != "error"
                 and not abstained(self.answer_text, self.answer_values, self.answer_status))
 
-    def calibration_pair(self) -> tuple[float, bool] | None:
+    def calibration_pair(self, *, raw: bool = False) -> tuple[float, bool] | None:
         """``(confidence, correct)`` for calibration: a stated answer with its grade, or an abstention's
         best guess with the guess's grade. None without a confidence, for an ungraded answer, or for
-        an abstention with no gradable guess (there is nothing the confidence is about)."""
-        if self.confidence is None or self.grading is None:
+        an abstention with no gradable guess (there is nothing the confidence is about). ``raw``:
+        the scorer's score before the team's map, which is what a new map is fitted on."""
+        confidence = self.raw_confidence if raw and self.raw_confidence is not None else self.confidence
+        if confidence is None or self.grading is None:
             return None
         if self.stated():
             grade = self.grading.grade
-            return (self.confidence, grade == "accurate") if grade in {"accurate", "hallucinated"} else None
+            return (confidence, grade == "accurate") if grade in {"accurate", "hallucinated"} else None
         if self.status == "ok" and self.guess_correct is not None:
-            return self.confidence, self.guess_correct
+            return confidence, self.guess_correct
         return None
 
 
@@ -182,7 +185,8 @@ def _record_from_answer(item: DatasetItem, answer: Answer) -> RunRecord:
     return RunRecord(
         id=item.id, question=item.question, gold=item.answers, tags=item.tags, answer_kind=item.answer_kind,
         answer_text=answer.text, answer_values=answer.values, answer_status=answer.status,
-        confidence=answer.confidence, guess=answer.guess, reading=reading_of(answer),
+        confidence=answer.confidence, raw_confidence=answer.raw_confidence, guess=answer.guess,
+        reading=reading_of(answer),
         stopped_by=answer.stopped_by, answer_grounded=answer.grounded, evidence=answer.evidence,
         fallbacks=answer.fallbacks, error=answer.error,
         llm_calls=answer.cost.llm_calls, prompt_tokens=answer.cost.prompt_tokens,

@@ -7,6 +7,12 @@ without importing the evaluation code; it imports nothing of kgteam's.
 
 Apply it in one line: ``CalibrationMap.load(path).calibrate(raw)``, or ``calibrator(path)(raw)``,
 where a ``None`` path gives the raw score back (no map configured).
+
+A team applies one map to every final answer (the supervisor does, so every playbook's answers
+mean the same thing): the team file's ``calibration`` names a file, ``none``, or ``auto`` — the
+map shipped in ``kgteam/data`` for the team's playbook and model when there is one
+(:func:`resolve_calibration`). A map fitted for one scorer says nothing about another, so
+``auto`` applies none to a model or playbook it was not fitted on.
 """
 
 from __future__ import annotations
@@ -14,6 +20,7 @@ from __future__ import annotations
 import bisect
 import json
 from collections.abc import Callable
+from importlib import resources
 from pathlib import Path
 from typing import Any
 
@@ -40,6 +47,7 @@ class CalibrationMap(BaseModel):
     xs: list[float]
     ys: list[float]
     fitted_on: FittedOn = Field(default_factory=FittedOn)
+    name: str = ""  # what the answer says it was calibrated with (the file's stem when empty)
 
     @model_validator(mode="after")
     def _check(self) -> CalibrationMap:
@@ -74,7 +82,10 @@ class CalibrationMap(BaseModel):
         path = Path(path)
         try:
             data: Any = json.loads(path.read_text(encoding="utf-8"))
-            return cls.model_validate(data)
+            loaded = cls.model_validate(data)
+            if not loaded.name:
+                loaded.name = path.stem
+            return loaded
         except OSError as exc:
             raise CalibrationError(f"{path}: cannot read: {exc.strerror or exc}") from None
         except json.JSONDecodeError as exc:
@@ -91,3 +102,40 @@ def calibrator(path: str | Path | None) -> Callable[[float], float]:
     if path is None:
         return lambda raw: raw
     return CalibrationMap.load(path).calibrate
+
+
+AUTO = "auto"
+NONE = "none"
+_BUILTIN_DIR = "data"
+
+
+def builtin_map_name(playbook: str | None, model: str | None) -> str:
+    """The file name a shipped map has for a playbook and model kind (``none`` or ``model``)."""
+    kind = "none" if model in (None, "", NONE) else "model"
+    return f"calibration-{playbook or 'custom'}-{kind}.json"
+
+
+def resolve_calibration(setting: str | None, *, playbook: str | None, model: str | None,
+                        base_dir: str | Path | None = None) -> CalibrationMap | None:
+    """The map a team uses. ``auto`` (the default): the shipped map for this playbook and model
+    kind, or none when nothing was fitted for them; ``none``: raw scores; else a file path
+    (relative paths against ``base_dir``, the team file's folder). A broken file raises
+    :class:`CalibrationError` now, when the team is built."""
+    if setting is None or setting.strip().lower() == NONE:
+        return None
+    if setting.strip().lower() == AUTO:
+        if model not in (None, "", NONE):
+            return None  # only the model-free scorer has been fitted; a model's scores are its own
+        shipped = resources.files("kgteam").joinpath(_BUILTIN_DIR, builtin_map_name(playbook, model))
+        if not shipped.is_file():
+            return None
+        mapping = CalibrationMap.model_validate_json(shipped.read_text(encoding="utf-8"))
+        mapping.name = mapping.name or f"builtin:{builtin_map_name(playbook, model)[:-5]}"
+        return mapping
+    path = Path(setting).expanduser()
+    if not path.is_absolute() and base_dir is not None:
+        path = Path(base_dir) / path
+    if not path.is_file():
+        raise CalibrationError(f"calibration map not found: {path} (give a file written by `kgteam calibrate`, "
+                               "'auto' or 'none')")
+    return CalibrationMap.load(path)

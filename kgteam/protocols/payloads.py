@@ -715,6 +715,8 @@ class Answer(Payload):
     stopped_by: StopName = "done"
     grounded: bool = False
     confidence: float | None = Field(None, ge=0.0, le=1.0)
+    raw_confidence: float | None = Field(None, ge=0.0, le=1.0)  # the scorer's own score, before calibration
+    calibration: str | None = None  # the map that turned raw_confidence into confidence (None: none applied)
     guess: list[AnswerValue] = Field(default_factory=list)  # best candidate kept when abstaining
     reading: str | None = None  # the query graph / path the answer came from, in words
     evidence: Evidence = Field(default_factory=Evidence)

@@ -102,7 +102,7 @@ class Summarizer(Role[SummarizerSettings]):
             ctx.trace.record("abstain", role=self.instance_name, confidence=confidence,
                              threshold=self.settings.min_confidence)
             return Answer(text=f"I don't know: my best reading ({self._explain(graph, chosen)}) is not certain "
-                               f"enough (confidence {confidence:.2f}). Best guess: {answer_list(names, 5)}.",
+                               f"enough. Best guess: {answer_list(names, 5)}.",
                           status="unknown", grounded=False, confidence=confidence, guess=values, evidence=evidence,
                           fallbacks=fallbacks)
         grounded = self._grounded(graph, chosen, triples, values) and bool(cited)

@@ -81,6 +81,16 @@ def lexical_similarity(unit: str, label: str) -> float:
     return hits / len(u)
 
 
+def _singular(word: str) -> str:
+    """A plural noun's singular by the regular English endings (a stem would join "players" and
+    "plays"; this keeps them apart)."""
+    if word.endswith("ies") and len(word) > 4:
+        return word[:-3] + "y"
+    if word.endswith(("ses", "xes", "ches", "shes")):
+        return word[:-2]
+    return word[:-1] if word.endswith("s") and not word.endswith("ss") else word
+
+
 @functools.lru_cache(maxsize=50_000)
 def phrase_key(text: str) -> str:
     """A phrase compared as a whole: stemmed words in order ("other halves" ~ "other half")."""
@@ -173,11 +183,30 @@ class QuestionScorer:
             return self.settings.type_word_weight
         return 1.0
 
-    def can_name(self, i: int, label: str) -> bool:
+    def _names_end(self, i: int, step: PathStep) -> bool:
+        """Does the kind word ``i`` say what the step's far end is? Walked forward, a word of the
+        label names what the relation points at ("which *country*" ~ "is in country"). Walked back,
+        only a noun made from an active verb names the subject ("how many *players*" ~ <-"plays
+        for"); the label's own noun ("which *clubs*" ~ <-"plays in club") or a passive "by" label
+        names the other end."""
+        if not self._spelled(i, step.label):
+            return False
+        if step.direction == "out":
+            return True
+        label_words = set(step.label.lower().replace("_", " ").split())
+        own_noun = all(_singular(w) in label_words or w in label_words for w in self.units[i].text.split())
+        return not own_noun and "by" not in label_words
+
+    def can_name(self, i: int, label: str, *, last: bool = False) -> bool:
         """A word that names a kind ("which *bridge*", "the *river* X") names a relation only by spelling
         it, and no other relation ("which *country*" ~ "is in country"): by meaning alone it is near
-        every relation of its domain. A question word names one only when it is unmistakable ("where" ~ "located in")."""
+        every relation of its domain. The kind of the answer may name the step that ends at the
+        answer whenever it spells what that end is (``last``; see :meth:`_names_end`): "which
+        *country* is X in" ~ "is in country", though "plays for country" spells it too. A question word names one only
+        when it is unmistakable ("where" ~ "located in")."""
         if set(self.units[i].positions) & self.type_positions or i in self.diffuse:
+            if last and i not in self.diffuse:
+                return True
             return self._spelled(i, label) and self.prob[i].get(label, 0.0) >= 0.5  # and spells only this one
         if self.units[i].text in WH_WORDS:
             return self.prob[i].get(label, 0.0) >= self.settings.kind_word_naming
@@ -189,7 +218,11 @@ class QuestionScorer:
         for step in steps:
             if step.label not in labels:
                 labels.append(step.label)
-        options = [[i for i in self._by_label.get(label, []) if self.can_name(i, label)] + [None] for label in labels]
+        final = steps[-1] if steps and steps[-1].label not in labels[:-1] else None
+        options = [[i for i in self._by_label.get(label, [])
+                    if self.can_name(i, label, last=final is not None and label == final.label
+                                     and self._names_end(i, final))] + [None]
+                   for label in labels]
         best_gain, best_combo = -1.0, None
         for combo in itertools.product(*options):
             used: set[int] = set()

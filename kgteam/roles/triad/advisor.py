@@ -126,8 +126,8 @@ class Advisor(Role[AdvisorSettings]):
             ctx.trace.record("abstain", role=self.instance_name, confidence=confidence,
                              threshold=self.settings.min_confidence)
             reading = "; ".join(m.explain() for m in matches)
-            return Answer(text=f"I don't know: my best reading of the question ({reading}) is not certain enough "
-                               f"(confidence {confidence:.2f}). Best guess: {answer_list(names, 5)}.",
+            return Answer(text=f"I don't know: my best reading of the question ({reading}) is not certain enough. "
+                               f"Best guess: {answer_list(names, 5)}.",
                           status="unknown", grounded=False, confidence=confidence, guess=answer_values,
                           evidence=evidence, fallbacks=fallback_keys(getattr(ctx.trace, "events", [])))
         text = answer_list(names, self.settings.max_listed)
