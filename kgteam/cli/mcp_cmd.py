@@ -7,6 +7,7 @@ team is built (a taken port is said at once) and listens on this machine only un
 from __future__ import annotations
 
 import contextlib
+import importlib.util
 import sys
 from pathlib import Path
 from typing import Annotated
@@ -34,14 +35,9 @@ def mcp(
     team's ask over the Model Context Protocol, for agents, desktop clients and IDEs (docs/mcp.md)."""
     if transport not in TRANSPORTS:
         raise fail(f"--transport {transport}: use stdio or http", 2)
-    try:
-        import mcp as _sdk  # noqa: F401
-    except ImportError:
-        raise fail("`kgteam mcp` needs the MCP SDK: pip install 'kgteam[mcp]'", 2) from None
-    from kgteam.api import Team
+    if importlib.util.find_spec("mcp") is None:
+        raise fail("`kgteam mcp` needs the MCP SDK: pip install 'kgteam[mcp]'", 2)
     from kgteam.cli.serve_cmd import bind_socket
-    from kgteam.mcp_server import build_server
-    from kgteam.team_builder import TeamBuildError
 
     spec, _ = choose_team(team, model=model, kg=kg)
     with contextlib.ExitStack() as stack:
@@ -49,12 +45,19 @@ def mcp(
         if transport == "http":
             sock = bind_socket(host, port)
             stack.callback(sock.close)
+        from kgteam.api import Team
+        from kgteam.mcp_server import build_server
+        from kgteam.team_builder import TeamBuildError
+
         ensure_kg(spec, home, say=lambda m: typer.echo(m, err=True))
         try:
             served = stack.enter_context(Team(spec, home=home))
         except TeamBuildError as exc:
             raise fail(f"cannot build team {spec.name!r}: {exc}", 2) from None
-        server = build_server(served)
+        try:
+            server = build_server(served)
+        except ImportError as exc:  # installed, yet it cannot be imported (a broken dependency)
+            raise fail(f"{exc} ({exc.__cause__ or 'import failed'})", 2) from None
         kg_name = spec.kg.name or spec.kg.path or spec.kg.endpoint
         if sock is None:
             typer.echo(f"kgteam mcp: team {spec.name!r} on KG {kg_name!r} over stdio", err=True)
