@@ -18,6 +18,7 @@ from pydantic import BaseModel, Field
 from kgteam.protocols.errors import KgteamError
 from kgteam.protocols.evidence import Evidence
 from kgteam.protocols.payloads import Answer, AnswerValue
+from kgteam.tools.kg_tools import MAX_QUERY_CHARS
 from kgteam.tools.types import EntitySchema, LabelHit, NeighborTriple, SimilarTriple, SparqlResult
 
 log = logging.getLogger(__name__)
@@ -200,7 +201,7 @@ def build_server(team: Any, *, name: str = "kgteam") -> Any:
         f"SERVICE are refused; LIMIT is added or lowered; at most {tools.max_rows} rows, "
         f"{tools.max_result_bytes} bytes and {tools.default_timeout_s:g}s per query."))
     async def run_sparql(
-        query: Annotated[str, Field(min_length=1, description="the SPARQL query")],
+        query: Annotated[str, Field(min_length=1, max_length=MAX_QUERY_CHARS, description="the SPARQL query")],
         limit: Annotated[int | None, Field(ge=1, le=tools.max_rows, description=(
             f"row cap, at most {tools.max_rows} (the KG's cap)"))] = None,
         timeout_s: Annotated[float | None, Field(gt=0, le=tools.default_timeout_s, allow_inf_nan=False, description=(
