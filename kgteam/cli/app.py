@@ -51,6 +51,7 @@ COMMAND_MODULES = (
     "kgteam.cli.kg_cmd",
     "kgteam.cli.corpus_cmd",
     "kgteam.cli.serve_cmd",
+    "kgteam.cli.mcp_cmd",
 )
 
 

@@ -310,6 +310,12 @@ class KGTools:
             incoming=stats(inc, intt, "in"),
         )
 
+    async def has_entity(self, iri: str) -> bool:
+        """Whether ``iri`` is in any triple of the KG (so "unknown entity" can be told from "no match")."""
+        node = sparql_iri(iri)
+        res = await self._select(f"ASK {{ {{ {node} ?p ?o }} UNION {{ ?s ?p {node} }} }}")
+        return bool(res.boolean)
+
     async def _kg_has_types(self) -> bool:
         """Whether the KG has any rdf:type triple (checked once): if not, type joins are skipped."""
         if self._has_types is None:

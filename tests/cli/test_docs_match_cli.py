@@ -103,7 +103,7 @@ def _problems(rest: str) -> list[str]:
 def test_the_docs_name_kgteam_usages():
     usages = _usages()
     assert len(usages) > 60  # the scanner finds them (README, cli.md, eval.md ...)
-    assert {"ask", "eval", "report", "trace", "init"} <= {_words(r)[0] for _, r in usages if _words(r)}
+    assert {"ask", "eval", "report", "trace", "init", "mcp"} <= {_words(r)[0] for _, r in usages if _words(r)}
 
 
 def test_every_command_and_flag_the_docs_name_exists():
