@@ -45,7 +45,8 @@ ROWS_TO: Path | None = None
 def team_spec(name: str, model: str) -> Any:
     if name == "graph_only":
         return with_overrides(load_team(ROOT / "examples" / "teams" / "kerag.yaml"), model=model)
-    spec = with_overrides(load_team(ROOT / "examples" / "teams" / "adaptive.yaml"), model=model)
+    spec = with_overrides(load_team(ROOT / "examples" / "teams" / "adaptive.yaml"), model=model,
+                          corpus="movieplots")  # the team file reads the built-in movie-notes
     if name == "text_only":
         router = spec.roles.get("router") or RoleSpec(role="router")
         roles = {**spec.roles, "router": router.model_copy(update={"settings": {**router.settings, "force": "web"}})}

@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Annotated
 
@@ -15,6 +16,7 @@ from rich.text import Text
 from kgteam.cli.errors import fail
 from kgteam.cli.render import RoleColors, answer_json, event_line, print_answer
 from kgteam.cli.team_setup import (
+    CORPUS_HELP,
     DB_HELP,
     KG_HELP,
     MODEL_HELP,
@@ -24,6 +26,7 @@ from kgteam.cli.team_setup import (
     new_session_id,
     run_question,
     session_choices,
+    session_corpus,
     session_settings,
     sessions_url,
     team_runtime,
@@ -39,16 +42,18 @@ def ask(
     verbose: Annotated[bool, typer.Option("--verbose", "-v", help="show each role's messages as they happen")] = False,
     model: Annotated[str | None, typer.Option("--model", "-m", help=MODEL_HELP)] = None,
     kg: Annotated[str | None, typer.Option("--kg", help=KG_HELP)] = None,
+    corpus: Annotated[str | None, typer.Option("--corpus", help=CORPUS_HELP)] = None,
     home: Annotated[Path | None, typer.Option("--home", help="kgteam home (default $KGTEAM_HOME or ~/.kgteam)")] = None,
     db: Annotated[str | None, typer.Option("--db", help=DB_HELP)] = None,
     proposals: Annotated[Path | None, typer.Option(
-        "--proposals", help="write the triples the team read from documents to this file, for review "
-                            "and `kgteam kg add`")] = None,
+        "--proposals", help="append the triples the team read from documents to this file (JSON lines "
+                            "stamped with the question and UTC time), for review and `kgteam kg add`")] = None,
 ) -> None:
     """Answer one question with a team; prints the answer, its evidence, cost and why the run stopped."""
     console = Console(highlight=False, stderr=as_json)
+    corpus = session_corpus(sessions_url(db, team, home), session, corpus)
     team, model, kg = session_choices(sessions_url(db, team, home), session, team, model, kg)
-    spec, _ = choose_team(team, model=model, kg=kg)
+    spec, _ = choose_team(team, model=model, kg=kg, corpus=corpus, home=home)
     ensure_kg(spec, home, say=lambda m: console.print(Text(m, style="dim")))
     session_id = session or new_session_id()
     colors = RoleColors()
@@ -66,7 +71,7 @@ def ask(
             status.update(Text.assemble("asking the team:", event_line(env, colors)))  # type: ignore[union-attr]
 
     with status, team_runtime(spec, home=home, db=db) as (runner, store), asyncio.Runner() as loop:
-        store.save_settings(session_id, session_settings(spec, team, model, kg))
+        store.save_settings(session_id, session_settings(spec, team, model, kg, corpus))
         if spinning:
             status.update("asking the team")  # type: ignore[union-attr]
         answer = run_question(loop, runner, question, session_id, on_event)
@@ -74,9 +79,12 @@ def ask(
         console.print("[yellow]cancelled[/]")
         raise typer.Exit(130)
     if proposals is not None:
-        write_proposals(proposals, answer.proposals)
-        console.print(Text(f"{len(answer.proposals)} proposed triple(s) written to {proposals}: review them, "
-                           f"then `kgteam kg add {spec.kg.name or 'KG'} {proposals}`", style="dim"))
+        if answer.proposals:
+            append_proposals(proposals, answer.proposals, question)
+            console.print(Text(f"{len(answer.proposals)} proposed triple(s) appended to {proposals}: review them, "
+                               f"then `kgteam kg add {spec.kg.name or 'KG'} {proposals}`", style="dim"))
+        else:
+            console.print(Text(f"no proposed triples; {proposals} left as it was", style="dim"))
     if as_json:
         typer.echo(json.dumps(answer_json(answer, session_id=session_id, question=question), indent=2))
     else:
@@ -88,12 +96,15 @@ def ask(
         raise typer.Exit(1)
 
 
-def write_proposals(path: Path, proposed: list) -> None:
-    """One JSON object per line: the shape ``kgteam kg add`` reads back."""
+def append_proposals(path: Path, proposed: list, question: str) -> None:
+    """One JSON object per line, appended so earlier asks' proposals stay for review: the shape
+    ``kgteam kg add`` reads back, stamped with the question and the UTC time it was asked."""
+    asked_at = datetime.now(UTC).isoformat(timespec="seconds")
     try:
-        with open(path, "w", encoding="utf-8") as fh:
+        with open(path, "a", encoding="utf-8") as fh:
             for p in proposed:
-                fh.write(json.dumps(p.model_dump(mode="json"), ensure_ascii=False) + "\n")
+                line = {**p.model_dump(mode="json"), "question": question, "asked_at": asked_at}
+                fh.write(json.dumps(line, ensure_ascii=False) + "\n")
     except OSError as exc:
         raise fail(f"cannot write {path}: {exc}") from None
 

@@ -14,6 +14,7 @@ from rich.text import Text
 
 from kgteam.cli.render import RoleColors, budget_table, cost_text, event_line, print_answer
 from kgteam.cli.team_setup import (
+    CORPUS_HELP,
     DB_HELP,
     KG_HELP,
     MODEL_HELP,
@@ -23,6 +24,7 @@ from kgteam.cli.team_setup import (
     new_session_id,
     run_question,
     session_choices,
+    session_corpus,
     session_settings,
     sessions_url,
     team_runtime,
@@ -57,15 +59,17 @@ def chat(
     session: Annotated[str | None, typer.Option("--session", "-s", help="resume (or start) this session")] = None,
     model: Annotated[str | None, typer.Option("--model", "-m", help=MODEL_HELP)] = None,
     kg: Annotated[str | None, typer.Option("--kg", help=KG_HELP)] = None,
+    corpus: Annotated[str | None, typer.Option("--corpus", help=CORPUS_HELP)] = None,
     home: Annotated[Path | None, typer.Option("--home", help="kgteam home (default $KGTEAM_HOME or ~/.kgteam)")] = None,
     db: Annotated[str | None, typer.Option("--db", help=DB_HELP)] = None,
     quiet: Annotated[bool, typer.Option("--quiet", "-q", help="do not stream the roles' messages")] = False,
 ) -> None:
     """Talk to a team: streams each role's messages, shows evidence and cost per answer."""
     console = Console(highlight=False)
+    corpus = session_corpus(sessions_url(db, team, home), session, corpus)
     team, model, kg = session_choices(sessions_url(db, team, home), session, team, model, kg)
-    spec, _ = choose_team(team, model=model, kg=kg)
-    settings = session_settings(spec, team, model, kg)
+    spec, _ = choose_team(team, model=model, kg=kg, corpus=corpus, home=home)
+    settings = session_settings(spec, team, model, kg, corpus)
     ensure_kg(spec, home, say=lambda m: console.print(Text(m, style="dim")))
     roles = resolve_team(spec).roles
     has_ctx = any(r.role == "contextualizer" for r in roles.values())

@@ -14,7 +14,7 @@ from typing import Annotated, Any, NoReturn
 import typer
 from rich.console import Console
 
-from kgteam.cli.team_setup import MODEL_HELP, choose_team
+from kgteam.cli.team_setup import CORPUS_HELP, MODEL_HELP, check_corpus, choose_team
 
 console = Console(stderr=True)
 
@@ -170,6 +170,7 @@ def register(app: typer.Typer) -> None:
         concurrency: Annotated[int, typer.Option("--concurrency", min=1)] = 4,
         out: Annotated[Path | None, typer.Option("--out", help="run file (JSONL); an existing file is resumed")] = None,
         kg: Annotated[str | None, typer.Option("--kg", help="KG name or folder (overrides the team file's kg)")] = None,
+        corpus: Annotated[str | None, typer.Option("--corpus", help=CORPUS_HELP)] = None,
         judge: Annotated[bool, typer.Option("--judge/--no-judge", help="LLM judge (team's model) for undecided grades")] = False,
         timeout_s: Annotated[float | None, typer.Option("--timeout", help="wall-clock limit per question (seconds)")] = None,
         retry_errors: Annotated[bool, typer.Option("--retry-errors", help="on resume, redo questions that errored")] = False,
@@ -185,6 +186,8 @@ def register(app: typer.Typer) -> None:
     ) -> None:
         """Run a team over a dataset: one JSONL record per question, resumable, with grades and cost."""
         _check_answers_path(answers)  # before anything runs
+        if corpus is not None:
+            check_corpus(corpus, home)
         items = _load_items(dataset, limit, seed, data_dir, where, home)
         if diagnose_only:
             if not kg:
@@ -196,7 +199,7 @@ def register(app: typer.Typer) -> None:
         from kgteam.eval.runner import read_meta, read_run, run_eval, write_meta
         from kgteam.team_builder import TeamBuildError, build_team
 
-        spec, _ = choose_team(team, model=model)  # invalid team files exit 2 with file:line:field
+        spec, _ = choose_team(team, model=model, corpus=corpus, home=home)  # invalid team files exit 2 with file:line:field
         out = out or _default_out(dataset)
         _check_writable(out)  # before the team is built: a missing folder is made, a read-only one refused
         try:
@@ -206,6 +209,7 @@ def register(app: typer.Typer) -> None:
         meta = {"dataset": dataset, "team": str(team) if team else "built-in triad", "limit": limit, "seed": seed,
                 "where": sorted(where or []), "concurrency": concurrency,
                 "kg": kg or (spec.kg.name or spec.kg.path or spec.kg.endpoint), "judge": judge,
+                **({"corpus": corpus} if corpus else {}),
                 "model": getattr(spec.model, "model", None) or getattr(spec.model, "provider", None),
                 "started": datetime.now(UTC).isoformat(timespec="seconds"), "argv": sys.argv[1:]}
         if previous:

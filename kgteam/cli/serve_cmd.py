@@ -15,6 +15,7 @@ import typer
 
 from kgteam.cli.errors import fail
 from kgteam.cli.team_setup import (
+    CORPUS_HELP,
     KG_HELP,
     MODEL_HELP,
     TEAM_HELP,
@@ -90,6 +91,7 @@ def serve(
                     ] = "127.0.0.1",
     port: Annotated[int, typer.Option("--port", "-p", min=1, max=65535, help="TCP port")] = 8000,
     kg: Annotated[str | None, typer.Option("--kg", help=KG_HELP)] = None,
+    corpus: Annotated[str | None, typer.Option("--corpus", help=CORPUS_HELP)] = None,
     model: Annotated[str | None, typer.Option("--model", "-m", help=MODEL_HELP)] = None,
     sessions: Annotated[str | None, typer.Option("--sessions", help=SESSIONS_HELP)] = None,
     home: Annotated[Path | None, typer.Option("--home", help="kgteam home (default $KGTEAM_HOME or ~/.kgteam)")] = None,
@@ -111,7 +113,7 @@ def serve(
         settings = ServeSettings.from_env()
     except SettingsError as exc:
         raise fail(str(exc), 2) from None
-    spec, _ = choose_team(team, model=model, kg=kg)
+    spec, _ = choose_team(team, model=model, kg=kg, corpus=corpus, home=home)
     sock = bind_socket(host, port)
     try:
         ensure_kg(spec, home, say=lambda m: typer.echo(m, err=True))
@@ -123,7 +125,7 @@ def serve(
             raise fail(f"cannot build team {spec.name!r}: {exc}", 2) from None
         with served:
             service = TeamService(served, settings=settings, home=home,
-                                  session_settings=session_settings(spec, team, model, kg))
+                                  session_settings=session_settings(spec, team, model, kg, corpus))
             app = create_app(service, settings)
             shown = f"[{host}]" if ":" in host else host
             typer.echo(f"kgteam serve: team {spec.name!r} on KG {service.kg_id!r} at http://{shown}:{port} "

@@ -22,6 +22,8 @@ TEAM_HELP = "team YAML file (default: the built-in Triad team on the demo MetaQA
 MODEL_HELP = ("override the team's model: 'none' (deterministic scorers only, no model server), "
               "'local' (embedded SmolLM2), 'openai:MODEL' or 'openai:MODEL@BASE_URL', 'scripted:FILE'")
 KG_HELP = "override the team's KG: an installed KG name or a KG folder"
+CORPUS_HELP = ("the document corpus the team's web search reads, instead of the team file's: one made with "
+               "`kgteam corpus add`, or the built-in movie-notes")
 
 
 def kg_home_dir(home: Path | None = None) -> Path:
@@ -89,8 +91,10 @@ def parse_model_flag(flag: str) -> ModelSpec:
         raise typer.BadParameter(f"{flag!r}: expected {MODEL_HELP}", param_hint="--model") from None
 
 
-def choose_team(team: Path | None, *, model: str | None = None, kg: str | None = None) -> tuple[TeamSpec, bool]:
-    """The spec to run and whether it is the built-in default. Config errors exit with code 2."""
+def choose_team(team: Path | None, *, model: str | None = None, kg: str | None = None,
+                corpus: str | None = None, home: Path | None = None) -> tuple[TeamSpec, bool]:
+    """The spec to run and whether it is the built-in default. Config errors and an unknown
+    ``corpus`` exit with code 2."""
     if team is None:
         spec, is_default = default_team_spec(), True
     else:
@@ -102,8 +106,24 @@ def choose_team(team: Path | None, *, model: str | None = None, kg: str | None =
                 typer.echo(f"  {issue}", err=True)
             raise typer.Exit(2) from None
         is_default = False
-    spec = with_overrides(spec, kg=kg or None, model=parse_model_flag(model) if model else None)
+    if corpus is not None:
+        check_corpus(corpus, home)
+    spec = with_overrides(spec, kg=kg or None, model=parse_model_flag(model) if model else None,
+                          corpus=corpus or None)
     return spec, is_default
+
+
+def check_corpus(name: str, home: Path | None) -> None:
+    """``--corpus NAME`` must name a corpus of the home or a built-in one; else exit 2 listing them."""
+    from kgteam.tools.web.builtin import known_corpora
+
+    known = known_corpora(home)
+    if name not in known:
+        from kgteam.tools.web import corpora_dir
+
+        typer.echo(f"--corpus: no corpus {name!r}; known corpora: {', '.join(known)} (in {corpora_dir(home)} "
+                   f"or built in); make one with `kgteam corpus add {name} FILES...`", err=True)
+        raise typer.Exit(2)
 
 
 def kg_identity(spec: TeamSpec) -> str:
@@ -141,10 +161,23 @@ def session_choices(db: str, session: str | None, team: Path | None, model: str 
     return stored_team, model or saved.get("model"), kg or saved.get("kg")
 
 
-def session_settings(spec: TeamSpec, team: Path | None, model: str | None, kg: str | None) -> dict[str, Any]:
+def session_settings(spec: TeamSpec, team: Path | None, model: str | None, kg: str | None,
+                     corpus: str | None = None) -> dict[str, Any]:
     """What a session records about itself: the flags to rebuild its team, and the KG it runs on."""
     return {"team": str(team.resolve()) if team else None, "model": model, "kg": kg, "kg_id": kg_identity(spec),
-            "team_name": spec.name}
+            "team_name": spec.name, **({"corpus": corpus} if corpus else {})}
+
+
+def session_corpus(db: str, session: str | None, corpus: str | None) -> str | None:
+    """``--corpus``, else the one a resumed session was started with (its follow-ups read the same documents)."""
+    if corpus is not None or session is None or not store_exists(db):
+        return corpus
+    store = open_store(db)
+    try:
+        saved = store.settings(session)
+    finally:
+        store.close()
+    return (saved or {}).get("corpus")
 
 
 def ensure_kg(spec: TeamSpec, home: Path | None, *, say: Callable[[str], None]) -> None:

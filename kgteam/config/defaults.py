@@ -9,7 +9,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from kgteam.config.schema import KGSpec, ModelSpec, TeamSpec
+from kgteam.config.schema import KGSpec, ModelSpec, TeamSpec, WebSpec
 from kgteam.protocols.budgets import Budgets
 
 DEMO_KG = "metaqa"
@@ -59,10 +59,15 @@ def model_from_flag(flag: str) -> ModelSpec:
     raise ValueError(f"{flag!r}: expected {MODEL_FLAG_FORMS}")
 
 
-def with_overrides(spec: TeamSpec, *, kg: str | None = None, model: str | ModelSpec | None = None) -> TeamSpec:
-    """``spec`` with another KG (a folder when ``kg`` is one, else a KG name) and/or model (a spec
-    or a ``--model`` form); what ``--kg``/``--model`` and the Python API's arguments do."""
+def with_overrides(spec: TeamSpec, *, kg: str | None = None, model: str | ModelSpec | None = None,
+                   corpus: str | None = None) -> TeamSpec:
+    """``spec`` with another KG (a folder when ``kg`` is one, else a KG name), model (a spec or a
+    ``--model`` form) and/or document corpus (its web search becomes that local corpus, keeping a
+    corpus ``mode`` the file set); what ``--kg``/``--model``/``--corpus`` and the Python API do."""
     updates: dict[str, object] = {}
+    if corpus is not None:
+        mode = spec.web.mode if spec.web is not None and spec.web.provider == "corpus" else "hybrid"
+        updates["web"] = WebSpec(provider="corpus", corpus=corpus, mode=mode)
     if model is not None:
         updates["model"] = model if isinstance(model, ModelSpec) else model_from_flag(model)
     if kg is not None:

@@ -533,7 +533,8 @@ class ProposedTriple(BaseModel):
     """A fact read from a document and linked to the KG's vocabulary: shown, never written.
 
     ``subject``/``object`` are KG IRIs when the text names a KG entity, else ``None`` with the
-    words kept in the label; ``predicate`` is always a KG relation."""
+    words kept in the label and ``subject_new``/``object_new`` set: an entity the KG does not
+    have (``kgteam kg add`` would make it); ``predicate`` is always a KG relation."""
 
     subject: str | None = None
     subject_label: str
@@ -544,9 +545,13 @@ class ProposedTriple(BaseModel):
     document: str  # the document id it was read from
     sentence: str = ""
     score: float = 0.0
+    subject_new: bool = False
+    object_new: bool = False
 
     def line(self) -> str:
-        return f"{self.subject_label} --{self.predicate_label}--> {self.object_label}"
+        s = f"{self.subject_label} (new)" if self.subject_new else self.subject_label
+        o = f"{self.object_label} (new)" if self.object_new else self.object_label
+        return f"{s} --{self.predicate_label}--> {o}"
 
 
 class GradedDocuments(Payload):

@@ -51,7 +51,7 @@ def campus_home(tmp_path_factory) -> Path:
 
     home = tmp_path_factory.mktemp("confidence-home")
     build_kg([DATA / "schema_name.ttl"], "campus", home=home, progress=False, embed=False)
-    build_corpus("movieplots", [DATA / "campus_docs.jsonl"], home=home, progress=None)  # adaptive.yaml's corpus
+    build_corpus("movie-notes", [DATA / "campus_docs.jsonl"], home=home, progress=None)  # adaptive.yaml's corpus
     return home
 
 

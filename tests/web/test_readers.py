@@ -94,3 +94,11 @@ def test_unknown_suffix_non_utf8_and_folders_are_refused(tmp_path: Path):
     folder.mkdir()
     with pytest.raises(CorpusError, match="is a folder"):
         list(read_documents(folder))
+
+
+def test_a_markdown_heading_stays_its_own_paragraph():
+    from kgteam.tools.web.readers import markdown_text
+
+    title, text = markdown_text("# River Queen\n\nRiver Queen is a film.\n")
+    assert title == "River Queen"
+    assert text.split("\n\n")[0].strip() == "River Queen"  # not run into the first sentence

@@ -1,10 +1,14 @@
 """Triple extractor: facts in the kept documents, linked to the KG's entities and relations.
 
-For the first sentences of each kept document (a document is about its title, so the title
-counts as named in each of them), the names are looked up in the KG's label index; a name the KG knows offers
-its relations (from the KG's schema of that entity), and the relation whose label the sentence's
-words are closest to links the pair. The result is a proposal for people to review, shown with
-the answer; nothing is written to the KG (``kgteam kg add`` does that, from a reviewed file).
+For the first sentences of each kept document, the names are looked up in the KG's label index;
+a name the KG knows offers its relations (from the KG's schema of that entity), and the relation
+whose label the sentence's words are closest to links the pair. A document is about its title, so
+the title counts as named in each sentence, but only when the text itself writes it (a title may
+be a file name). The pair takes the direction the KG holds the relation in: the known entity
+stays on its own side, and another known entity must have been seen on the other side of that
+relation (else no proposal); a name the KG does not know is proposed as a new entity
+(``subject_new``/``object_new``). The result is a proposal for people to review, shown with the
+answer; nothing is written to the KG (``kgteam kg add`` does that, from a reviewed file).
 """
 
 from __future__ import annotations
@@ -21,6 +25,7 @@ from kgteam.roles.choice import Option, choose
 from kgteam.roles.contract import handles
 from kgteam.roles.semantic.mentions import is_exact_hit
 from kgteam.roles.semantic.similarity import team_similarity
+from kgteam.roles.semantic.text import normalise
 from kgteam.tools.types import ToolError
 
 
@@ -44,11 +49,11 @@ class TripleExtractor(Role[TripleExtractorSettings]):
     async def on_graded(self, graded: GradedDocuments, ctx: RoleContext) -> GradedDocuments:
         proposals: list[ProposedTriple] = []
         links: dict[str, str | None] = {}
-        schemas: dict[str, list[Any]] = {}
+        schemas: dict[str, tuple[list[Any], list[str]]] = {}  # iri -> (relation counts, classes)
         similarity = team_similarity(ctx.tools)
         for doc in graded.kept[: self.settings.documents]:
             looked = 0
-            subject_name = doc.title or ""
+            subject_name = doc.title if doc.title and normalise(doc.title) in normalise(doc.text) else ""
             for sentence in sentences(doc.text)[: self.settings.sentences]:
                 spans = list(dict.fromkeys(s.text for s in names_in(sentence)))
                 if subject_name and subject_name not in spans:  # the document is about its title
@@ -62,20 +67,26 @@ class TripleExtractor(Role[TripleExtractorSettings]):
                     iri = links[known]
                     if iri not in schemas:
                         schemas[iri] = await self._relations(iri, ctx)
-                    best = await self._best_relation(sentence, schemas[iri], similarity)
+                    best = await self._best_relation(sentence, schemas[iri][0], similarity)
                     if best is None:
                         continue
                     stat, sim = best
                     for other in spans:
-                        if other == known:
+                        other_iri = links.get(other)
+                        if other == known or other_iri == iri:
                             continue
+                        if other_iri is not None:
+                            if other_iri not in schemas:
+                                schemas[other_iri] = await self._relations(other_iri, ctx)
+                            if not _fits_other_side(*schemas[other_iri], stat):
+                                continue  # the KG never has this entity at that end of the relation
                         out = stat.direction == "out"
-                        s_label, s_iri = (known, iri) if out else (other, links.get(other))
-                        o_label, o_iri = (other, links.get(other)) if out else (known, iri)
+                        s_label, s_iri = (known, iri) if out else (other, other_iri)
+                        o_label, o_iri = (other, other_iri) if out else (known, iri)
                         proposals.append(ProposedTriple(
                             subject=s_iri, subject_label=s_label, predicate=stat.predicate, predicate_label=stat.label,
                             object=o_iri, object_label=o_label, document=doc.id, sentence=sentence[:300],
-                            score=round(sim, 4)))
+                            score=round(sim, 4), subject_new=s_iri is None, object_new=o_iri is None))
         unique: dict[tuple[str, str, str], ProposedTriple] = {}
         for p in sorted(proposals, key=lambda p: -p.score):
             unique.setdefault((p.subject_label.lower(), p.predicate, p.object_label.lower()), p)
@@ -92,6 +103,7 @@ class TripleExtractor(Role[TripleExtractorSettings]):
         return graded.model_copy(update={"proposals": ranked})
 
     async def _link(self, name: str, ctx: RoleContext) -> str | None:
+        """The KG entity the name is the exact label of (the entity search tool), else None."""
         try:
             hits = await ctx.tools["search_entities"](name, k=3)
         except ToolError:
@@ -99,12 +111,12 @@ class TripleExtractor(Role[TripleExtractorSettings]):
         exact = [h for h in hits if is_exact_hit(h, name)]
         return exact[0].iri if exact else None
 
-    async def _relations(self, iri: str, ctx: RoleContext) -> list[Any]:
+    async def _relations(self, iri: str, ctx: RoleContext) -> tuple[list[Any], list[str]]:
         try:
             schema = await ctx.tools["entity_schema"](iri)
         except ToolError:
-            return []
-        return [*schema.outgoing, *schema.incoming]
+            return [], []
+        return [*schema.outgoing, *schema.incoming], list(schema.types)
 
     async def _best_relation(self, sentence: str, stats: list[Any], similarity: Any) -> tuple[Any, float] | None:
         """The relation whose label the sentence's words come closest to, above ``min_similarity``."""
@@ -122,3 +134,13 @@ class TripleExtractor(Role[TripleExtractorSettings]):
             return None
         stat = [s for s in stats if s.label][best_i]
         return stat, best
+
+
+def _fits_other_side(stats: list[Any], types: list[str], stat: Any) -> bool:
+    """Whether an entity (its relation counts and classes) fits the other end of ``stat``'s relation
+    (the object side when ``stat`` goes out, the subject side when it comes in): the KG has it there
+    already, or it is of a class the KG has there."""
+    other = "in" if stat.direction == "out" else "out"
+    if any(s.predicate == stat.predicate and s.direction == other for s in stats):
+        return True
+    return bool(set(types) & set(stat.value_types))

@@ -28,6 +28,7 @@ from kgteam.roles.kerag.planning import Limits, plan_paths
 from kgteam.roles.semantic import SemanticLayer
 from kgteam.roles.semantic.mentions import is_exact_hit
 from kgteam.roles.semantic.text import SAMENESS, WH_WORDS, normalise, tokenize
+from kgteam.roles.statements import statement
 from kgteam.tools.types import ToolError
 
 AUXILIARIES = frozenset(["is", "are", "was", "were", "did", "does", "do", "could", "can", "has", "have", "had",
@@ -129,6 +130,15 @@ async def _pair_axioms(layer: SemanticLayer, question: str, anchor: TopicMention
                              conclusion="a common ?v exists"))
     out.sort(key=lambda x: -(x.score or 0.0))
     return out[:keep]
+
+
+def _path_claim(start: str, steps: Sequence[RelationMatch], end: str) -> str:
+    """What a path says in words: one step is a triple's clause in the KG's direction ("Grisk
+    flows through Quillsey" for Quillsey —^flows through→ Grisk); longer paths name their relations."""
+    if len(steps) == 1:
+        s = steps[0]
+        return statement(start, s.label, end) if s.direction == "out" else statement(end, s.label, start)
+    return f"{start} reaches {end} through {_steps_text(steps)}"
 
 
 def _steps_text(steps: Sequence[RelationMatch]) -> str:
@@ -335,13 +345,13 @@ async def _axioms_for(layer: SemanticLayer, question: str, firm: list[TopicMenti
             what = _steps_text(p.steps)
             targets = firm[1:]  # "X acted in both A and B": every other anchor must be reached
             names = " and ".join(t.text for t in targets)
-            out.append(Axiom(text=f"If {first.text} reaches {names} through {what}, the claim holds",
+            out.append(Axiom(text=f"If {_path_claim(first.text, p.steps, names)}, the claim holds",
                              form="path", steps=p.steps, score=round(p.score, 4),
                              anchors=[first.iris[0], *(t.iris[0] for t in targets)],
                              anchor_labels=[first.text, *(t.text for t in targets)],
                              patterns=[q for t in targets for q in _patterns(first.iris[0], p.steps, t.iris[0])],
                              premises=[f"{first.text} — {what} → {t.text}" for t in targets],
-                             conclusion=f"{names} among {first.text}'s {what}"))
+                             conclusion=_path_claim(first.text, p.steps, names)))
     out.sort(key=lambda a: -(a.score or 0.0))
     return out[:keep]
 
@@ -483,6 +493,10 @@ def _cites(positions: Sequence[int]) -> str:
     return "".join(f"[t{i}]" for i in dict.fromkeys(positions))
 
 
+def _state(t: EvidenceTriple) -> str:
+    return statement(t.subject_label or t.subject, t.predicate_label or t.predicate, t.object_label or t.object)
+
+
 def _say(t: EvidenceTriple, i: int) -> str:
     return f"{t.subject_label or t.subject} — {t.predicate_label or t.predicate} → {t.object_label or t.object} [t{i}]"
 
@@ -542,19 +556,22 @@ def decide(axiom: Axiom, triples: Sequence[EvidenceTriple]) -> Decision:
         if not missing:
             cited = [i for b, _ in targets for i in reached_a[b]]
             ends = [i for b, _ in targets for i in (reached_a[b][0], reached_a[b][-1])]  # they touch the anchors
+            said = " and ".join(_state(triples[i]) for i in dict.fromkeys(cited))  # the facts, in their direction
             return Decision("true", cited, [*(_say(triples[i], i) for i in dict.fromkeys(cited)),
-                                            f"so {axiom.conclusion} {_cites(ends)} [axiom]"])
+                                            f"so {said} {_cites(ends)} [axiom]"])
         # closed world on the relation from both ends (as the claim generator grades): the other end
         # must hold the path's last relation too, else the KG is silent on it, not against it
         silent = [label for b, label in missing if _is_iri(b) and not _reach(triples, b, reverse_steps(axiom.steps)[:1])[1]]
         if silent:
-            return Decision("unknown", missing=[f"{silent[0]}'s {_steps_text(axiom.steps[-1:])}"])
+            return Decision("unknown", missing=[f"the KG has no '{axiom.steps[-1].label}' fact on {silent[0]}"])
         chains = list(reached_a.values())[:3]
         shown = list(dict.fromkeys(i for c in chains for i in c))
         starts = list(dict.fromkeys(c[0] for c in chains))  # the triples that touch the first anchor
+        said = " and ".join(_state(triples[i]) for i in shown)
+        more = f" (and {len(reached_a) - len(chains)} more)" if len(reached_a) > len(chains) else ""
         return Decision("false", shown, [*(_say(triples[i], i) for i in shown),
-                                         f"{label_a} reaches {len(reached_a)} value(s) in all, and {missing[0][1]} "
-                                         f"is not one of them, so the premise fails {_cites(starts)} [axiom]"])
+                                         f"the KG states{'' if more else ' only'} that {said}{more}, not that "
+                                         f"{axiom.conclusion} {_cites(starts)} [axiom]"])
     b = axiom.anchors[1]
     reached_b, bound_b = _reach(triples, b, axiom.steps_b or axiom.steps)
     if not bound_b:

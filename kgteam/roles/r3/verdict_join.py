@@ -41,6 +41,7 @@ class VerdictJoin(Role):
         if len(kinds) == 1:
             v = grounded[0]
             said = re.sub(r"\s*\[(t\d+|axiom)\]", "", v.reasoning[-1]) if v.reasoning else v.axiom
+            said = re.sub(r"^so\s+", "", said)  # the reasoning's last step, stated on its own
             return Answer(text=f"{v.label[:1].upper()}{v.label[1:]}: {said}.",
                           values=[AnswerValue(label=v.label)], status="answered", grounded=bool(v.triples),
                           confidence=1.0 if len(grounded) == len(verdicts) else 0.8, evidence=_evidence(v, axioms))

@@ -239,5 +239,9 @@ class LocalCorpus:
 
 def open_corpus(name: str, home: Path | str | None = None, *, mode: Mode = "hybrid",
                 embedder: Embedder | None = None) -> LocalCorpus:
-    """Opens corpus ``name`` from ``<home>/corpora`` (home: ``$KGTEAM_HOME`` or ``~/.kgteam``)."""
+    """Opens corpus ``name`` from ``<home>/corpora`` (home: ``$KGTEAM_HOME`` or ``~/.kgteam``); a
+    built-in corpus (``kgteam.tools.web.builtin``) is built there first if it is not yet."""
+    from kgteam.tools.web.builtin import ensure_builtin_corpus
+
+    ensure_builtin_corpus(name, home)
     return LocalCorpus(corpus_folder(name, home), mode=mode, embedder=embedder)

@@ -285,8 +285,13 @@ def remove_corpus(name: str, home: Path | str | None = None) -> Path:
 
 
 def _available(home: Path | str | None) -> str:
+    from kgteam.tools.web.builtin import BUILTIN_CORPORA
+
     names = [m.name for m in list_corpora(home)]
-    return f"; corpora there: {', '.join(names)}" if names else "; create one with `kgteam corpus add NAME FILES...`"
+    there = f"; corpora there: {', '.join(names)}" if names else ""
+    builtin = [n for n in BUILTIN_CORPORA if n not in names]
+    return (there + (f"; built in: {', '.join(builtin)}" if builtin else "")
+            + "; create one with `kgteam corpus add NAME FILES...`")
 
 
 def corpus_folder(name: str, home: Path | str | None = None) -> Path:
