@@ -13,6 +13,12 @@ the graded first-value hit for an unchanged answer, the guess's grade for a gues
 an answer now withheld.
 
     .venv/bin/python benchmarks/calibration.py runs/m1.jsonl runs/m2.jsonl runs/wc-p1.jsonl > calibration.json
+
+With ``--fit RUN [RUN ...]`` one map is fitted on those run files (another seed's questions, say)
+instead, and measured on every positional run file, none of which it saw; ``--write-map PATH``
+saves it (what ``kgteam/data/calibration-triad-none.json`` is made with, see docs/benchmarks.md).
+Pairs are the scorer's raw scores (``raw_confidence`` when a run applied a map), so "before" is
+the raw scorer and "after" the map, whatever map the runs used.
 """
 
 from __future__ import annotations
@@ -25,7 +31,7 @@ from typing import Any
 
 from kgteam.eval.calibration import CalibrationInputError, fit_isotonic, pairs_from_runs
 from kgteam.eval.metrics import CONFIDENT, brier_score, expected_calibration_error
-from kgteam.eval.report import calibration_pairs, latest_records
+from kgteam.eval.report import latest_records
 from kgteam.eval.runner import RunRecord, read_meta, read_run
 from kgteam.protocols.calibration import CalibrationMap
 
@@ -43,7 +49,7 @@ def decisions(records: list[RunRecord], mapping: CalibrationMap | None,
             continue
         stated = r.stated()
         correct = r.grading.grade == "accurate" if stated else None
-        conf, hit = r.confidence, r.grading.hits1  # an abstention on an empty-gold question is a hit
+        conf, hit = (r.raw_confidence if r.raw_confidence is not None else r.confidence), r.grading.hits1
         empty = r.answer_kind == "empty"
         if mapping is not None and conf is not None:
             conf = mapping.calibrate(conf)
@@ -56,7 +62,7 @@ def decisions(records: list[RunRecord], mapping: CalibrationMap | None,
 
 
 def measure(records: list[RunRecord], mapping: CalibrationMap | None, threshold: float, bins: int) -> dict[str, Any]:
-    pairs = calibration_pairs(records)
+    pairs = [p for r in records if (p := r.calibration_pair(raw=True)) is not None]
     if mapping is not None:
         pairs = [(mapping.calibrate(c), ok) for c, ok in pairs]
     rows = decisions(records, mapping, threshold)
@@ -78,6 +84,10 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("runs", nargs="+", type=Path, help="run files of `kgteam eval --out`, one per set")
     parser.add_argument("--threshold", type=float, default=0.5, help="abstain below this calibrated confidence")
     parser.add_argument("--bins", type=int, default=10)
+    parser.add_argument("--fit", nargs="+", type=Path, default=None,
+                        help="fit one map on these run files and measure it on the positional ones")
+    parser.add_argument("--write-map", type=Path, default=None, help="with --fit: save the fitted map here")
+    parser.add_argument("--name", default="", help="with --write-map: the name answers will carry")
     args = parser.parse_args(argv)
     sets: dict[str, Path] = {}
     for path in args.runs:
@@ -85,22 +95,35 @@ def main(argv: list[str] | None = None) -> int:
         sets[name if name not in sets else f"{name}#{path.stem}"] = path
     try:
         pairs = {name: pairs_from_runs([path]) for name, path in sets.items()}
+        fit_pairs = pairs_from_runs(args.fit) if args.fit else None
     except CalibrationInputError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
+    method = "isotonic (PAV), " + ("fitted on --fit runs" if args.fit else "leave-one-set-out")
     out: dict[str, Any] = {"benchmark": "calibration", "threshold": args.threshold, "bins": args.bins,
-                           "method": "isotonic (PAV), leave-one-set-out", "sets": {}}
+                           "method": method, "sets": {}}
+    fixed = None
+    if fit_pairs is not None:
+        fixed = fit_isotonic(fit_pairs, sets=[str(p) for p in args.fit])
+        fixed.name = args.name
+        out["fitted_on"] = {"runs": [str(p) for p in args.fit], "n": len(fit_pairs)}
+        if args.write_map:
+            fixed.dump(args.write_map)
+            out["map"] = str(args.write_map)
     for name, path in sets.items():
         records = latest_records(read_run(path))
         others = [p for other, ps in pairs.items() if other != name for p in ps]
-        mapping = fit_isotonic(others, sets=[o for o in sets if o != name]) if others else None
+        if fixed is not None:
+            mapping, others = fixed, fit_pairs
+        else:
+            mapping = fit_isotonic(others, sets=[o for o in sets if o != name]) if others else None
         out["sets"][name] = {
             "run": str(path), "fitted_on": len(others),
             "before": measure(records, None, args.threshold, args.bins),
             "after": measure(records, mapping, args.threshold, args.bins) if mapping else None,
         }
     everything = [p for ps in pairs.values() for p in ps]
-    pooled = fit_isotonic(everything, sets=list(sets))
+    pooled = fixed or fit_isotonic(everything, sets=list(sets))
     out["pooled_map"] = {"n": len(everything), "xs": [round(x, 4) for x in pooled.xs],
                          "ys": [round(y, 4) for y in pooled.ys]}
     print(json.dumps(out, indent=2))

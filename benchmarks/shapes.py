@@ -33,7 +33,14 @@ from pathlib import Path
 from typing import Any, Literal
 
 from kgteam.eval.datasets import GoldAnswer
-from kgteam.eval.metrics import Predicted, match_item, normalize, numbers_match, split_answer_text
+from kgteam.eval.metrics import (
+    Predicted,
+    expected_calibration_error,
+    match_item,
+    normalize,
+    numbers_match,
+    split_answer_text,
+)
 
 SHAPES = ("chain", "intersection", "count", "superlative", "comparative", "ask", "literal", "negation", "union",
           "unanswerable")
@@ -222,6 +229,11 @@ def grade(shape: str, gold: Gold, *, status: str, text: str = "", values: Sequen
 
 # ----------------------------------------------------------------------------------- summary
 
+def _ece(pairs: list[tuple[float, bool]]) -> float | None:
+    value = expected_calibration_error(pairs)
+    return None if value is None else round(value, 4)
+
+
 def summarize(rows: Sequence[dict[str, Any]]) -> dict[str, Any]:
     """Per-shape and total figures from graded rows (rows whose gold failed are counted apart)."""
     def block(rs: Sequence[dict[str, Any]]) -> dict[str, Any]:
@@ -244,6 +256,9 @@ def summarize(rows: Sequence[dict[str, Any]]) -> dict[str, Any]:
                                         for r in graded),
             "mean_confidence": round(statistics.fmean(conf), 4) if conf else None,
             "mean_confidence_stated": round(statistics.fmean(stated_conf), 4) if stated_conf else None,
+            # stated answers only: an abstention's guess is not graded here
+            "ece_stated": _ece([(r["confidence"], r["right"]) for r in graded
+                                if r["confidence"] is not None and r["status"] == "answered"]),
             "gold_empty": sum(r["gold_empty"] for r in graded if r["shape"] != "unanswerable"),
             "gold_errors": sum(r["outcome"] == "gold-error" for r in rs),
             "seconds_mean": round(statistics.fmean(r["seconds"] for r in graded), 3) if graded else None,
@@ -298,15 +313,16 @@ def ask_all(questions: Sequence[ShapeQuestion], golds: dict[str, Gold | str], *,
             started = time.perf_counter()
             try:
                 answer = team.ask(q.question)
-                status, text, conf = answer.status, answer.text, answer.confidence
+                status, text, conf, raw = answer.status, answer.text, answer.confidence, answer.raw_confidence
                 values = [Predicted(label=v.label, iri=v.iri) for v in answer.values]
                 error = answer.error
             except Exception as exc:  # recorded, and the run goes on
-                status, text, conf, values, error = "error", "", None, [], f"{type(exc).__name__}: {exc}"[:300]
+                status, text, conf, raw, values, error = "error", "", None, None, [], f"{type(exc).__name__}: {exc}"[:300]
             seconds = time.perf_counter() - started
             g = grade(q.shape, gold, status=status, text=text, values=values)
             rows.append({**row, "gold": gold.display(), "gold_empty": gold.empty, "answer_text": text,
                          "answer_values": [asdict(v) for v in values], "status": status, "confidence": conf,
+                         "raw_confidence": raw,
                          "right": g.right, "exact": g.exact, "outcome": g.outcome, "error": error,
                          "seconds": round(seconds, 3)})
             print(f"{q.id}: {g.outcome} ({status}, {conf if conf is None else round(conf, 2)})",
