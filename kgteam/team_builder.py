@@ -103,7 +103,7 @@ class _ModelPool:
         from kgteam.llm.openai_model import OpenAIChatModel
 
         extra: dict[str, Any] = {"timeout_s": spec.timeout_s, "max_retries": spec.max_retries,
-                                 "temperature": spec.temperature}
+                                 "backoff_initial_s": spec.backoff_s, "temperature": spec.temperature}
         if spec.provider == "local":
             if self._local_server is None:
                 from kgteam.llm.local_server import LocalModelServer, LocalServerError

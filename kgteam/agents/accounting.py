@@ -11,6 +11,7 @@ from typing import Any
 
 from kgteam.agents.supervisor import ModelWait, Supervisor
 from kgteam.llm.base import ChatMessage, ChatModel, ChatReply
+from kgteam.llm.retries import ModelRetry, retries_heard_by
 from kgteam.protocols.budgets import BudgetExhausted
 from kgteam.roles.base import TraceSink
 from kgteam.tools.toolbox import ToolCall, ToolHook
@@ -48,9 +49,14 @@ class AccountingModel:
         t0 = time.perf_counter()
         wait = ModelWait(who, self.name, getattr(self._inner, "base_url", None))
         state.model_waits[id(wait)] = wait
+        def heard(retry: ModelRetry) -> None:  # a retry is said while it waits, not only after the last one
+            self._trace.record("llm_retry", role=who, retry=retry.retry, of=retry.of, reason=retry.reason,
+                               message=retry.message, wait_s=retry.wait_s)
+
         try:
-            reply = await self._inner.chat(messages, role=role, json_schema=json_schema,
-                                           temperature=temperature, max_tokens=max_tokens, **kwargs)
+            with retries_heard_by(heard):
+                reply = await self._inner.chat(messages, role=role, json_schema=json_schema,
+                                               temperature=temperature, max_tokens=max_tokens, **kwargs)
         except Exception as exc:
             self._trace.record("llm_error", role=who, error=f"{type(exc).__name__}: {exc}",
                                seconds=round(time.perf_counter() - t0, 6))

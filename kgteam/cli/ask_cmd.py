@@ -20,7 +20,9 @@ from kgteam.cli.team_setup import (
     DB_HELP,
     KG_HELP,
     MODEL_HELP,
+    NEW_SESSION_HELP,
     TEAM_HELP,
+    check_session_ids,
     choose_team,
     ensure_kg,
     new_session_id,
@@ -37,7 +39,9 @@ from kgteam.protocols.envelope import Envelope
 def ask(
     question: Annotated[str, typer.Argument(help="the question, in natural language")],
     team: Annotated[Path | None, typer.Option("--team", "-t", help=TEAM_HELP)] = None,
-    session: Annotated[str | None, typer.Option("--session", "-s", help="add the question to this session")] = None,
+    session: Annotated[str | None, typer.Option("--session", "-s", help="add the question to this session (an "
+                                                                       "unknown id is an error)")] = None,
+    new_session: Annotated[str | None, typer.Option("--new-session", help=NEW_SESSION_HELP)] = None,
     as_json: Annotated[bool, typer.Option("--json", help="print the answer as JSON (evidence, cost, stop reason)")] = False,
     verbose: Annotated[bool, typer.Option("--verbose", "-v", help="show each role's messages as they happen")] = False,
     model: Annotated[str | None, typer.Option("--model", "-m", help=MODEL_HELP)] = None,
@@ -51,11 +55,12 @@ def ask(
 ) -> None:
     """Answer one question with a team; prints the answer, its evidence, cost and why the run stopped."""
     console = Console(highlight=False, stderr=as_json)
+    check_session_ids(sessions_url(db, team, home), session, new_session)
     corpus = session_corpus(sessions_url(db, team, home), session, corpus)
     team, model, kg = session_choices(sessions_url(db, team, home), session, team, model, kg)
     spec, _ = choose_team(team, model=model, kg=kg, corpus=corpus, home=home)
     ensure_kg(spec, home, say=lambda m: console.print(Text(m, style="dim")))
-    session_id = session or new_session_id()
+    session_id = session or new_session or new_session_id()
     colors = RoleColors()
 
     # on a terminal, a spinner with the latest role message (a local model takes a minute);

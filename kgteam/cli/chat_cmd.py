@@ -18,7 +18,9 @@ from kgteam.cli.team_setup import (
     DB_HELP,
     KG_HELP,
     MODEL_HELP,
+    NEW_SESSION_HELP,
     TEAM_HELP,
+    check_session_ids,
     choose_team,
     ensure_kg,
     new_session_id,
@@ -56,7 +58,9 @@ def _show_history(console: Console, store: Any, session_id: str) -> int:
 
 def chat(
     team: Annotated[Path | None, typer.Option("--team", "-t", help=TEAM_HELP)] = None,
-    session: Annotated[str | None, typer.Option("--session", "-s", help="resume (or start) this session")] = None,
+    session: Annotated[str | None, typer.Option("--session", "-s", help="resume this session (an unknown id is "
+                                                                       "an error that lists the recent ones)")] = None,
+    new_session: Annotated[str | None, typer.Option("--new-session", help=NEW_SESSION_HELP)] = None,
     model: Annotated[str | None, typer.Option("--model", "-m", help=MODEL_HELP)] = None,
     kg: Annotated[str | None, typer.Option("--kg", help=KG_HELP)] = None,
     corpus: Annotated[str | None, typer.Option("--corpus", help=CORPUS_HELP)] = None,
@@ -66,6 +70,7 @@ def chat(
 ) -> None:
     """Talk to a team: streams each role's messages, shows evidence and cost per answer."""
     console = Console(highlight=False)
+    check_session_ids(sessions_url(db, team, home), session, new_session)
     corpus = session_corpus(sessions_url(db, team, home), session, corpus)
     team, model, kg = session_choices(sessions_url(db, team, home), session, team, model, kg)
     spec, _ = choose_team(team, model=model, kg=kg, corpus=corpus, home=home)
@@ -79,7 +84,7 @@ def chat(
         console.print("[dim]" + ("follow-up questions are rewritten by the contextualizer" if has_ctx else
                                  "this team has no contextualizer: ask standalone questions") + "[/]")
         console.print(f"[dim]{HELP}[/]")
-        session_id = session or new_session_id()
+        session_id = session or new_session or new_session_id()
         if session:
             _show_history(console, store, session_id)
         else:

@@ -132,6 +132,56 @@ def kg_identity(spec: TeamSpec) -> str:
     return str(kg.name or kg.path or kg.endpoint)
 
 
+NEW_SESSION_HELP = "start a new session with this id (for scripts); an id already in use is refused"
+RECENT_SHOWN = 5
+
+
+def _known(store: Any, session: str) -> bool:
+    return store.session(session) is not None or store.settings(session) is not None
+
+
+def recent_sessions(store: Any, limit: int = RECENT_SHOWN) -> list[str]:
+    """``ID  (team T, KG K) "first question"`` for the newest sessions, newest first."""
+    lines = []
+    for info in store.list_sessions()[:limit]:
+        saved = store.settings(info.session_id) or {}
+        where = f"team {saved.get('team_name') or '?'}, KG {saved.get('kg_id') or '?'}"
+        first = f" {info.title!r}" if info.title else ""
+        lines.append(f"{info.session_id}  ({where}){first}")
+    return lines
+
+
+def check_session_ids(db: str, session: str | None, new_session: str | None) -> None:
+    """``--session`` must name a session in the store and ``--new-session`` one that is not there
+    (exit 2, no traceback): a typo must not silently start an empty session."""
+    if session is not None and new_session is not None:
+        typer.echo("give either --session ID (resume) or --new-session ID (start), not both", err=True)
+        raise typer.Exit(2)
+    wanted = session or new_session
+    if wanted is None:
+        return
+    store = open_store(db) if store_exists(db) else None
+    try:
+        known = store is not None and _known(store, wanted)
+        recent = recent_sessions(store) if store is not None and session is not None and not known else []
+    finally:
+        if store is not None:
+            store.close()
+    if new_session is not None and known:
+        typer.echo(f"session {new_session} exists already: resume it with --session {new_session}", err=True)
+        raise typer.Exit(2)
+    if session is not None and not known:
+        if not recent:
+            typer.echo(f"no session {session!r}: there are no sessions in {db} yet. Leave out --session to "
+                       f"start one.", err=True)
+        else:
+            typer.echo(f"no session {session!r}. The most recent sessions, newest first:", err=True)
+            for line in recent:
+                typer.echo(f"  {line}", err=True)
+            typer.echo("Resume one with --session ID, or leave out --session to start a new session.", err=True)
+        raise typer.Exit(2)
+
+
 def session_choices(db: str, session: str | None, team: Path | None, model: str | None, kg: str | None
                     ) -> tuple[Path | None, str | None, str | None]:
     """The team, model and KG flags to run ``session`` with: what it was started with, unless the

@@ -39,6 +39,8 @@ class ModelSpec(_Strict):
     structured_mode: StructuredMode = "auto"
     timeout_s: float = Field(60.0, gt=0)
     max_retries: int = Field(4, ge=0)
+    backoff_s: float = Field(0.5, ge=0, le=60, description="the wait before the first retry (it doubles each "
+                                                           "retry, with jitter)")
     temperature: float | None = Field(None, ge=0, le=2)
     max_tokens: int | None = Field(None, gt=0)
     script: str | None = Field(None, description="scripted provider: path to the script (YAML/JSON)")
@@ -63,6 +65,7 @@ class ModelOverride(_Strict):
     structured_mode: StructuredMode | None = None
     timeout_s: float | None = Field(None, gt=0)
     max_retries: int | None = Field(None, ge=0)
+    backoff_s: float | None = Field(None, ge=0, le=60)
     temperature: float | None = Field(None, ge=0, le=2)
     max_tokens: int | None = Field(None, gt=0)
     script: str | None = None

@@ -25,6 +25,7 @@ import openai
 from tenacity import AsyncRetrying, RetryCallState, retry_if_exception, stop_after_attempt
 
 from kgteam.llm.base import ChatMessage, ChatReply, ModelError
+from kgteam.llm.retries import ModelRetry, announce_retry
 from kgteam.llm.slots import ModelSlots
 from kgteam.llm.usage import estimate_prompt_tokens, estimate_tokens
 
@@ -65,11 +66,12 @@ class _Transient(Exception):
     """Internal: one failed attempt that is worth retrying (carries a ``Retry-After`` hint)."""
 
     def __init__(self, message: str, *, status: int | None = None, retry_after_s: float | None = None,
-                 timed_out: bool = False):
+                 timed_out: bool = False, reason: str = "model call failed"):
         super().__init__(message)
         self.status = status
         self.retry_after_s = retry_after_s
         self.timed_out = timed_out
+        self.reason = reason  # the short words a progress line shows
 
 
 def env_configured() -> bool:
@@ -361,6 +363,7 @@ class OpenAIChatModel:
             stop=stop_after_attempt(self.max_retries + 1),
             wait=self._wait,
             retry=retry_if_exception(lambda e: isinstance(e, _Transient)),
+            before_sleep=self._announce,
             reraise=True,
         )
         try:
@@ -391,6 +394,13 @@ class OpenAIChatModel:
         ceiling = min(self.backoff_max_s, self.backoff_initial_s * (2 ** (state.attempt_number - 1)))
         return ceiling / 2 + random.uniform(0, ceiling / 2)
 
+    def _announce(self, state: RetryCallState) -> None:
+        """Said as it happens (the run's trace, a server's stream), not only after the last try."""
+        exc = state.outcome.exception() if state.outcome is not None else None
+        wait = state.next_action.sleep if state.next_action is not None else 0.0
+        announce_retry(ModelRetry(retry=state.attempt_number, of=self.max_retries,
+                                  reason=getattr(exc, "reason", "model call failed"), wait_s=round(float(wait), 3)))
+
     def _where(self) -> str:
         return f"[model={self.model!r} base_url={self.base_url}]"
 
@@ -401,16 +411,19 @@ class OpenAIChatModel:
             async with asyncio.timeout(self.timeout_s + 1.0):
                 raw = await client.chat.completions.with_raw_response.create(**kwargs)
         except TimeoutError as exc:
-            raise _Transient(f"no answer within {self.timeout_s:g} s", timed_out=True) from exc
+            raise _Transient(f"no answer within {self.timeout_s:g} s", timed_out=True,
+                             reason="model did not answer in time") from exc
         except openai.APITimeoutError as exc:
-            raise _Transient(f"no answer within {self.timeout_s:g} s", timed_out=True) from exc
+            raise _Transient(f"no answer within {self.timeout_s:g} s", timed_out=True,
+                             reason="model did not answer in time") from exc
         except openai.APIConnectionError as exc:
             cause = exc.__cause__ or exc
             # by class name: the openai client may bundle its own copy of httpx
             if type(cause).__name__ == "ConnectError":
-                raise _Transient(f"cannot connect to the model server: {cause}") from exc
+                raise _Transient(f"cannot connect to the model server: {cause}", reason="model not reachable") from exc
             raise _Transient(f"the connection to the model server broke before a complete reply "
-                             f"({type(cause).__name__}: {str(cause) or 'closed or reset by the server'})") from exc
+                             f"({type(cause).__name__}: {str(cause) or 'closed or reset by the server'})",
+                             reason="model connection broke") from exc
         except openai.APIStatusError as exc:
             status = exc.status_code
             message = describe_body(exc.response.content, exc.response.headers.get("content-type", "")) \
@@ -420,6 +433,7 @@ class OpenAIChatModel:
                     f"HTTP {status}: {message}",
                     status=status,
                     retry_after_s=_parse_retry_after(exc.response.headers),
+                    reason=f"model server answered HTTP {status}",
                 ) from exc
             hint = {
                 401: " (check KGTEAM_LLM_API_KEY / OPENAI_API_KEY)",

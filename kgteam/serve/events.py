@@ -115,6 +115,10 @@ class RunEvents:
             return [("tool_call", {"role": data.get("role"), "tool": data.get("tool"), "args": data.get("kwargs") or {},
                                    "rows": _rows(data.get("result")), "seconds": data.get("seconds"),
                                    "error": data.get("error")})]
+        if event == "llm_retry":  # the model failed and is tried again: said while the run waits
+            return [("progress", {"role": data.get("role"), "kind": "model_retry", "retry": data.get("retry"),
+                                  "of": data.get("of"), "message": data.get("message"),
+                                  "wait_s": data.get("wait_s")})]
         if event == "llm_call":
             self.llm_calls += 1
             self.tokens += int(data.get("prompt_tokens") or 0) + int(data.get("completion_tokens") or 0)

@@ -53,6 +53,7 @@ class TeamService:
         self.kg_id = str(kg.name or kg.path or kg.endpoint)
         self.session_settings = session_settings or {"team": None, "model": None, "kg": None, "kg_id": self.kg_id,
                                                      "team_name": spec.name}
+        self.team_name = str(self.session_settings.get("team_name") or spec.name)
         self.runs = QuestionRuns(team, self.settings.max_running, self.settings.max_active)
         # stores that record a session's owner themselves are told it (the settings record it too)
         self._store_keeps_owner = "owner" in inspect.signature(self.store.create_session).parameters
@@ -109,10 +110,28 @@ class TeamService:
             return False
         return True
 
+    def foreign(self, saved: dict[str, Any] | None) -> str | None:
+        """Why this server must not answer in a session recorded with ``saved`` settings (its team
+        or KG is not the served one), or None. Sessions the CLI or another server started record
+        both; one with no record (the Python API's) is taken as it is. The team is compared by
+        name: the CLI and the server may see the same team file at different paths."""
+        if not saved:
+            return None
+        team, kg = saved.get("team_name"), saved.get("kg_id")
+        if team not in (None, self.team_name):
+            return (f"it was started with team {team!r} on KG {kg!r}; this server serves team {self.team_name!r} "
+                    f"on KG {self.kg_id!r}")
+        if kg not in (None, self.kg_id):
+            return f"it runs on KG {kg!r}; this server serves {self.kg_id!r}"
+        return None
+
     def list(self, owner: str | None, limit: int) -> list[dict[str, Any]]:
+        """The owner's sessions that this server can go on with: of its team and KG (not every
+        session in a shared store)."""
         out = []
         for info in self.store.list_sessions():
-            if owner is not None and not self._owner_matches(self.store.settings(info.session_id), owner):
+            saved = self.store.settings(info.session_id)
+            if not self._owner_matches(saved, owner) or self.foreign(saved) is not None:
                 continue
             run = self.runs.get(info.session_id)
             out.append({"id": info.session_id, "title": info.title, "created": info.created_at,
@@ -156,10 +175,12 @@ class TeamService:
     # -- questions -----------------------------------------------------------------------------
     async def ask(self, session_id: str, owner: str | None, question: str) -> QuestionRun:
         saved = await off_loop(self.store, self._require, session_id, owner)
-        if saved.get("kg_id") not in (None, self.kg_id):
-            raise ApiError(409, "session_on_other_kg",
-                           f"session {session_id!r} runs on KG {saved.get('kg_id')!r}; this server serves "
-                           f"{self.kg_id!r}: start a new session")
+        why = self.foreign(saved)
+        if why is not None:
+            code = "session_on_other_team" if saved.get("team_name") not in (None, self.team_name) \
+                else "session_on_other_kg"
+            raise ApiError(409, code, f"session {session_id!r} is not this server's: {why}. Go on with it where "
+                                      f"it was started (kgteam chat --session {session_id}), or start a new session")
         question = question.strip()
         if not question:
             raise ApiError(422, "invalid_request", "question: must not be empty")

@@ -1,6 +1,6 @@
 """kill -9 a real ``kgteam chat`` in the middle of an answer, again and again, and count the damage.
 
-Each round starts ``kgteam chat --session S`` (through ``chat_sigint_support.py``, which adds the
+Each round starts ``kgteam chat --session S`` (the first ``--new-session S``) (through ``chat_sigint_support.py``, which adds the
 ``t_stepper`` role), asks a quick question (answered: the session works), then a slow one whose
 steps are streamed as they are persisted, and sends SIGKILL after a seeded random number of them.
 After every kill the SQLite store is checked: ``PRAGMA integrity_check``, every step the chat had
@@ -54,9 +54,10 @@ class KillReport:
 class _Chat:
     """One ``kgteam chat`` process, its output read line by line on a thread."""
 
-    def __init__(self, team: Path, db: Path, env: dict[str, str]):
+    def __init__(self, team: Path, db: Path, env: dict[str, str], first: bool = False):
         self.proc = subprocess.Popen(
-            [sys.executable, str(SUPPORT), "chat", "--team", str(team), "--db", str(db), "--session", SESSION],
+            [sys.executable, str(SUPPORT), "chat", "--team", str(team), "--db", str(db),
+             "--new-session" if first else "--session", SESSION],
             stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
             env={**env, "PYTHONUNBUFFERED": "1", "COLUMNS": "200"})
         self.lines: queue.Queue[str] = queue.Queue()
@@ -142,7 +143,7 @@ def kill_rounds(workdir: Path, kills: int, seed: int, env: dict[str, str] | None
     report = KillReport()
     before: dict[int, tuple[bool, list[tuple[str, ...]]]] = {}
     for round_no in range(kills + 1):
-        chat = _Chat(team, db, env)
+        chat = _Chat(team, db, env, first=round_no == 0)
         try:
             earlier = len(before)
             opening = chat.say("a quick question", timeout)

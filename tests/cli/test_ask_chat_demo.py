@@ -16,7 +16,7 @@ runner = CliRunner()
 def test_ask_json_end_to_end(team_file, tmp_path):
     db = tmp_path / "s.sqlite"
     result = runner.invoke(app, ["ask", "who directed Kismet", "--team", str(team_file), "--db", str(db),
-                                 "--session", "s1", "--json"])
+                                 "--new-session", "s1", "--json"])
     assert result.exit_code == 0, result.output
     data = json.loads(result.stdout)
     assert data["text"] == "William Dieterle" and data["status"] == "answered" and data["stopped_by"] == "done"
@@ -104,7 +104,7 @@ def test_ask_invalid_team_exits_2_with_file_line(team_file, tmp_path):
 def test_chat_two_turns_budget_quit_then_resume(team_file, tmp_path):
     db = tmp_path / "s.sqlite"
     stdin = "who directed Kismet\nwhat did Joel Zwick direct\n/budget\n/quit\n"
-    result = runner.invoke(app, ["chat", "--team", str(team_file), "--db", str(db), "--session", "c1"], input=stdin)
+    result = runner.invoke(app, ["chat", "--team", str(team_file), "--db", str(db), "--new-session", "c1"], input=stdin)
     assert result.exit_code == 0, result.output
     out = result.output
     assert out.count("t_linker → entity_candidates") == 2  # each turn's messages streamed
@@ -125,7 +125,7 @@ def test_chat_two_turns_budget_quit_then_resume(team_file, tmp_path):
 
 def test_a_session_remembers_its_team_and_kg(team_file, tmp_path):
     db = tmp_path / "s.sqlite"
-    first = runner.invoke(app, ["chat", "--team", str(team_file), "--kg", "mini", "--db", str(db), "--session", "k1"],
+    first = runner.invoke(app, ["chat", "--team", str(team_file), "--kg", "mini", "--db", str(db), "--new-session", "k1"],
                           input="who directed Kismet\n/new\n/quit\n")
     assert first.exit_code == 0, first.output
     assert "resume with: kgteam chat --session k1" in first.output  # not the empty session /new opened
@@ -150,7 +150,7 @@ def test_chat_eof_ends_session(team_file, tmp_path):
 
 def test_trace_prints_and_exports(team_file, tmp_path):
     db = tmp_path / "s.sqlite"
-    runner.invoke(app, ["ask", "who directed Kismet", "--team", str(team_file), "--db", str(db), "-s", "t1"])
+    runner.invoke(app, ["ask", "who directed Kismet", "--team", str(team_file), "--db", str(db), "--new-session", "t1"])
     shown = runner.invoke(app, ["trace", "t1", "--db", str(db)])
     assert shown.exit_code == 0 and "llm_call" in shown.output and "search_entities" in shown.output
     out = tmp_path / "t1.jsonl"
@@ -204,7 +204,7 @@ def test_chat_ctrl_c_cancels_the_run_not_the_session(team_file, tmp_path):
     support = Path(__file__).with_name("chat_sigint_support.py")
     env = {**os.environ, "PYTHONUNBUFFERED": "1", "COLUMNS": "120"}
     proc = subprocess.Popen([sys.executable, str(support), "chat", "--team", str(team), "--db",
-                             str(tmp_path / "s.sqlite"), "--session", "k1"],
+                             str(tmp_path / "s.sqlite"), "--new-session", "k1"],
                             stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, env=env)
     lines: queue.Queue[str] = queue.Queue()
     threading.Thread(target=lambda: [lines.put(line) for line in proc.stdout], daemon=True).start()
@@ -333,7 +333,7 @@ def test_chat_follow_up_is_rewritten_by_the_contextualizer(tmp_path, monkeypatch
     monkeypatch.setenv("COLUMNS", "200")
     stdin = "which movies has Joel Zwick directed\nwhat language is it in\n/quit\n"
     result = runner.invoke(app, ["chat", "--home", str(home), "--kg", "films", "--model",
-                                 f"scripted:{tmp_path / 'ctx.json'}", "--session", "f1"], input=stdin)
+                                 f"scripted:{tmp_path / 'ctx.json'}", "--new-session", "f1"], input=stdin)
     assert result.exit_code == 0, result.output
     out = result.output
     assert "follow-up questions are rewritten by the contextualizer" in out

@@ -53,7 +53,7 @@ def test_ask_shows_kg_labels_with_brackets_literally(markup_team, tmp_path):
 
 def test_chat_resume_shows_stored_question_with_markup_literally(markup_team, tmp_path):
     args = ["chat", "--team", str(markup_team), "--db", str(tmp_path / "s.sqlite"), "--session", "m1", "-q"]
-    first = runner.invoke(app, args, input="who directed Tron [/] [bold]\n/quit\n")
+    first = runner.invoke(app, [*args[:-3], "--new-session", "m1", "-q"], input="who directed Tron [/] [bold]\n/quit\n")
     assert first.exit_code == 0, first.output
     again = runner.invoke(app, args, input="/quit\n")
     assert again.exit_code == 0, again.output
@@ -64,7 +64,7 @@ def test_chat_resume_shows_stored_question_with_markup_literally(markup_team, tm
 def test_trace_jsonl_to_a_directory_is_a_clear_error(team_file, tmp_path):
     db = tmp_path / "s.sqlite"
     asked = runner.invoke(app, ["ask", "who directed Kismet", "--team", str(team_file), "--db", str(db),
-                                "--session", "t1"])
+                                "--new-session", "t1"])
     assert asked.exit_code == 0, asked.output
     result = runner.invoke(app, ["trace", "t1", "--db", str(db), "--jsonl", str(tmp_path)])
     assert result.exit_code == 2
@@ -75,7 +75,7 @@ def test_trace_jsonl_to_a_directory_is_a_clear_error(team_file, tmp_path):
 def test_trace_jsonl_into_a_missing_folder_creates_it_as_documented(team_file, tmp_path):
     db = tmp_path / "s.sqlite"
     asked = runner.invoke(app, ["ask", "who directed Kismet", "--team", str(team_file), "--db", str(db),
-                                "--session", "t2"])
+                                "--new-session", "t2"])
     assert asked.exit_code == 0, asked.output
     out = tmp_path / "not" / "yet" / "run.jsonl"
     result = runner.invoke(app, ["trace", "t2", "--db", str(db), "--jsonl", str(out)])

@@ -26,7 +26,7 @@ def test_kerag_team_answers_with_reasoning_in_ask(kg_home, tmp_path):
 
 def test_kerag_chat_shows_the_plan_as_it_is_built(kg_home, tmp_path):
     result = CliRunner().invoke(app, ["chat", "--team", str(KERAG), "--kg", "mini", "--home", str(kg_home),
-                                      "--model", "none", "--db", str(tmp_path / "s.db"), "--session", "p1"],
+                                      "--model", "none", "--db", str(tmp_path / "s.db"), "--new-session", "p1"],
                                 input="who directed Kismet\n/quit\n")
     assert result.exit_code == 0, result.output
     out = result.output

@@ -49,7 +49,7 @@ def test_ask_reads_a_schema_name_kg_like_an_rdfs_label_one(home, tmp_path):
 
 def test_chat_shows_the_kgs_names(home, tmp_path):
     result = runner.invoke(app, ["chat", "--kg", "by_schema", "--home", str(home), "--model", "none",
-                                 "--db", str(tmp_path / "chat.sqlite"), "--session", "n1"],
+                                 "--db", str(tmp_path / "chat.sqlite"), "--new-session", "n1"],
                            input=f"{QUESTION}\n/quit\n")
     assert result.exit_code == 0, result.output
     assert "Jonah Pettifer" in result.output and "Hana Bellweather" in result.output

@@ -107,7 +107,7 @@ def test_yaml_team_runs_the_plugin_role(installed_plugin, oracle_role, mini_home
     assert spec.roles["fmt"].role == "answer_formatter"
     db = tmp_path / "s.sqlite"
     result = CliRunner().invoke(app, ["ask", "the films acted by Sharon Tate were released in which years",
-                                      "--team", str(team), "--db", str(db), "--session", "p1", "--json"])
+                                      "--team", str(team), "--db", str(db), "--new-session", "p1", "--json"])
     assert result.exit_code == 0, result.output
     data = json.loads(result.stdout)
     assert data["text"] == "1967, 1968 and 1 more"  # deduped, sorted, capped at max_values=2
@@ -140,7 +140,7 @@ def test_plugin_tool_and_plugin_prompt_from_a_yaml_team(installed_plugin, oracle
     team.write_text(TEAM.replace("{max_values: 2}", "{sort: degree, phrase_with_model: true}"))
     db = tmp_path / "s.sqlite"
     result = CliRunner().invoke(app, ["ask", "which directors are there", "--team", str(team), "--db", str(db),
-                                      "--session", "p2", "--json"])
+                                      "--new-session", "p2", "--json"])
     assert result.exit_code == 0, result.output
     data = json.loads(result.stdout)
     assert [v["label"] for v in data["values"]] == ["Zed Maker", "Amy Auteur"]  # by degree, not alphabet

@@ -56,6 +56,9 @@ def test_ask_streams_role_messages_and_shows_answer_with_evidence(open_chat, scr
     expect(turn.locator(".evidence-queries pre").first).to_contain_text("SELECT")
     # Cost and stop reason.
     expect(turn.locator(".answer-meta .stop-reason")).to_have_text("done")
+    grounded = turn.locator(".answer-meta dt", has_text="grounded")
+    expect(grounded).to_have_count(1)  # the card says it, not only the role-message line
+    expect(turn.locator(".answer-meta .grounded-yes")).to_have_text("grounded in the KG")
     expect(turn.locator(".answer-meta .cost")).to_contain_text(re.compile(r"\d+ LLM calls? · \d+ tokens · [\d.]+ s"))
     expect(page.locator("#status-line")).to_contain_text("Answered")
 
@@ -244,3 +247,25 @@ def test_sse_reader_handles_split_chunks_and_line_endings(open_chat):
         {"event": "message", "data": "line one\nline two", "id": "1"},
         {"event": "done", "data": '{"status":"done"}', "id": "3"},
     ]
+
+
+FAILED_CARD_JS = """
+async (answer) => {
+  const { TurnView } = await import('/conversation.js');
+  const view = new TurnView('q', 0);
+  view.setStatus('running', 'model not reachable, retry 2/4');
+  const progress = view.el.querySelector('.turn-status').textContent;
+  view.showAnswer(answer);
+  return { progress, card: view.el.querySelector('.answer').textContent,
+           grounded: view.el.querySelector('.grounded-no')?.textContent ?? null };
+}
+"""
+
+
+def test_a_failed_answer_card_says_its_error_once_and_that_it_is_not_grounded(open_chat):
+    page = open_chat()
+    error = "model call failed after 5 attempt(s): cannot connect to the model server"
+    shown = page.evaluate(FAILED_CARD_JS, {"text": f"Sorry, the run failed: {error}", "status": "error",
+                                           "grounded": False, "stop_reason": "error", "error": error})
+    assert shown["progress"].endswith("model not reachable, retry 2/4")
+    assert shown["card"].count(error) == 1 and shown["grounded"] == "not grounded"

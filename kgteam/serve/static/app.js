@@ -177,15 +177,23 @@ function handleEvent(run, event) {
     case "budget":
       if (visible) live.setBudget(data);
       break;
+    case "progress": // e.g. "model not reachable, retry 2/4", while the run waits for it
+      if (!run.answered) run.view.setStatus("running", data.message || "");
+      if (visible) live.addNote(`${data.role ? `${data.role}: ` : ""}${data.message || data.kind}`, "live-progress");
+      break;
     case "answer":
       run.view.showAnswer(data);
       run.answered = true;
+      run.answerError = data.error || null;
       if (visible) run.view.reveal("start");
       break;
-    case "error":
-      run.view.showError(data.message || data.code || "error");
-      if (visible) live.addNote(`error: ${data.message || data.code}`, "live-error");
+    case "error": {
+      // one message per failure: a failed run's answer card says it already
+      const said = run.answered && run.answerError && run.answerError === data.message;
+      if (!said) run.view.showError(data.message || data.code || "error");
+      if (visible) live.addNote(said ? `error: ${data.code} (the answer says why)` : `error: ${data.message || data.code}`, "live-error");
       break;
+    }
     case "done":
       run.status = data.status || "done";
       run.view.setStatus(run.status);

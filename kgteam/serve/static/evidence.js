@@ -118,6 +118,9 @@ export function renderAnswer(answer) {
   const pair = (term, value, cls) => meta.push(h("dt", {}, term), h("dd", { class: cls || null }, value));
   if (answer.status) pair("status", answer.status, `status-${answer.status}`);
   if (stop) pair("stopped by", stop, "stop-reason");
+  if (typeof answer.grounded === "boolean") {
+    pair("grounded", answer.grounded ? "grounded in the KG" : "not grounded", answer.grounded ? "grounded-yes" : "grounded-no");
+  }
   if (typeof answer.confidence === "number") pair("confidence", answer.confidence.toFixed(2));
   if (cost) pair("cost", cost, "cost");
   if (answer.model) pair("model", answer.model);
@@ -129,7 +132,8 @@ export function renderAnswer(answer) {
   }
   const guess = list(answer.guess).filter((v) => v && v.label);
   if (guess.length) pair("best guess", guess.map((v) => v.label).join(", "));
-  if (answer.error) pair("error", typeof answer.error === "string" ? answer.error : JSON.stringify(answer.error), "error-text");
+  const error = answer.error ? (typeof answer.error === "string" ? answer.error : JSON.stringify(answer.error)) : null;
+  if (error && !String(answer.text ?? "").includes(error)) pair("error", error, "error-text"); // said once
   return h("article", { class: "answer", "data-status": answer.status || "" },
     h("div", { class: "answer-main" },
       h("p", { class: "answer-text" }, answer.text ?? ""),
