@@ -283,9 +283,10 @@ def _load_team_text(text: str, source: str, *, base_dir: Path | None, environ: d
     except ValidationError as exc:
         issues += _new(validation_issues(exc, TeamSpec, loaded, source), issues)
         # one pass reports everything: the later checks still run on the fields that validate
-        part = checkable(loaded) if check_installed else None
-        if part is not None:
-            issues += _new(check_names(*part, source), issues)
+        part = checkable(loaded, source)
+        issues += _new(part.issues, issues)
+        if check_installed and part.spec is not None:
+            issues += _new(check_names(part.spec, loaded, source), issues)
         raise TeamConfigError(_sorted(issues)) from None
     if check_installed:
         issues += _new(check_names(spec, loaded, source), issues)

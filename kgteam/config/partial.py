@@ -18,12 +18,13 @@ there nothing left to check.
 from __future__ import annotations
 
 import copy
+from dataclasses import dataclass, field
 from typing import Any
 
 from pydantic import ValidationError
 
 from kgteam.config.schema import TeamSpec
-from kgteam.config.yaml_source import LoadedYaml, Loc
+from kgteam.config.yaml_source import ConfigIssue, LoadedYaml, Loc, describe_error, field_path
 
 UNCHECKED_ROLE = "<not checked: its entry is invalid>"
 INERT_ROUTE = {"kind": "*", "to": [], "sender": "supervisor"}
@@ -31,26 +32,53 @@ _ROUNDS = 8
 _ROUTE_LISTS = ("routes", "extra_routes")
 
 
-def checkable(loaded: LoadedYaml) -> tuple[TeamSpec, LoadedYaml] | None:
-    """A spec built from what validates in ``loaded`` (whose data is not changed), with its line
-    map, or None when nothing checkable is left."""
+@dataclass
+class Checkable:
+    """What the later checks can run on (``spec`` None: nothing), and the structure problems that
+    only showed once the first ones were removed (a rule over several fields, e.g. "either routes
+    or playbook", runs only when every field validates)."""
+
+    spec: TeamSpec | None
+    issues: list[ConfigIssue] = field(default_factory=list)
+
+
+def checkable(loaded: LoadedYaml, source: str) -> Checkable:
+    """A spec built from what validates in ``loaded`` (whose data is not changed)."""
     data = copy.deepcopy(loaded.data)
-    for _ in range(_ROUNDS):
+    removed: list[Loc] = []
+    issues: list[ConfigIssue] = []
+    for round_ in range(_ROUNDS):
         try:
-            return TeamSpec.model_validate(data), loaded
+            return Checkable(TeamSpec.model_validate(data), issues)
         except ValidationError as exc:
-            locs = {tuple(e["loc"]) for e in exc.errors()}
+            errors = exc.errors()
+        if round_:  # the first round's errors are already reported by the caller
+            issues += [ConfigIssue(source, loaded.line_of(e["loc"]), field_path(e["loc"]),
+                                   describe_error(e, TeamSpec, tuple(e["loc"])))
+                       for e in errors if not _caused_by(tuple(e["loc"]), removed)]
+        locs = {tuple(e["loc"]) for e in errors}
         if () in locs:
-            return None
+            return Checkable(None, issues)
         done: list[Loc] = []
         for loc in sorted(locs, key=len):  # a removed parent takes its children with it
             if any(loc[:len(d)] == d for d in done):
                 continue
             where = _prune(data, loc)
             if where is None:
-                return None
+                return Checkable(None, issues)
             done.append(where)
-    return None
+        removed += done
+    return Checkable(None, issues)
+
+
+def _caused_by(loc: Loc, removed: list[Loc]) -> bool:
+    """An error that removing ``removed`` caused: at or under a removed value (its required field is
+    now missing), or the file-wide rule over routes, playbook and roles after one of them went. A
+    rule of the block that held a removed value is still reported ("searxng needs url"), even
+    when the removal is what it objects to ("oxigraph needs name" after a name of the wrong type)."""
+    if not loc:
+        return any(r[0] in ("routes", "playbook", "roles") for r in removed)
+    return any(loc[:len(r)] == r for r in removed)
 
 
 def _prune(data: dict[str, Any], loc: Loc) -> Loc | None:

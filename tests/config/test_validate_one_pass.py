@@ -85,3 +85,14 @@ def test_the_human_report_counts_them_all(tmp_path):
     assert result.exit_code == 1
     assert "6 error(s)" in result.output
     assert "team.yaml:17: roles.ghost.role" in result.output  # with its line
+
+
+def test_rules_over_several_fields_are_reported_with_the_field_errors(tmp_path):
+    # pydantic checks "either routes or playbook" and "searxng needs url" only once every field
+    # validates: they must not wait for the next run either
+    issues = _issues(tmp_path, "name: x\nplaybook: triad\nroutes: []\nbogus: 1\n"
+                               "web: {provider: searxng, timeout_s: -1}\n")
+    assert "unknown field 'bogus'" in issues["bogus"]
+    assert "greater than 0" in issues["web.timeout_s"]
+    assert "needs 'url'" in issues["web"]
+    assert "not both" in issues[""]
