@@ -126,9 +126,7 @@ def render_text(store: SessionStore, session_id: str) -> str:
                 detail = (f"{record.get('model')} {record.get('prompt_tokens')}+{record.get('completion_tokens')} tok "
                           f"{float(record.get('latency_s') or 0) * 1000:.1f} ms")
             elif event == "tool_call":
-                detail = (f"{record.get('tool')} {record.get('args')} -> {record.get('result')} "
-                          f"{float(record.get('seconds') or 0) * 1000:.1f} ms"
-                          + (f" ERROR {record.get('error')}" if record.get("error") else ""))
+                detail = _tool_call_text(record)
             else:
                 skip = {"type", "event", "turn", "seq", "created_at", "role"}
                 detail = json.dumps({k: v for k, v in record.items() if k not in skip}, default=str)
@@ -136,3 +134,31 @@ def render_text(store: SessionStore, session_id: str) -> str:
                     detail = detail[:197] + "..."
             lines.append(f"      · {event:<10} {role:<15} {detail}")
     return "\n".join(lines)
+
+
+def _tool_call_text(record: dict[str, Any]) -> str:
+    """``search_entities text='Vienna' k=5 -> list of 3  2.1 ms``: the call's own arguments (kept
+    under ``kwargs`` by the tool hook; ``args`` by older or hand-written records) and its result."""
+    arguments = record.get("kwargs") if record.get("kwargs") is not None else record.get("args")
+    if isinstance(arguments, dict):
+        shown = " ".join(f"{k}={_short(v)}" for k, v in arguments.items())
+    elif isinstance(arguments, list | tuple):
+        shown = " ".join(_short(v) for v in arguments)
+    else:
+        shown = "" if arguments is None else _short(arguments)
+    result = record.get("result")
+    if isinstance(result, dict) and "len" in result:
+        got = f"{result.get('type', 'list')} of {result['len']}"
+    elif isinstance(result, dict) and "rows" in result:
+        got = f"{result['rows']} rows"
+    else:
+        got = _short(result)
+    error = record.get("error")
+    return (f"{record.get('tool')} {shown} -> {'failed' if error else got} "
+            f"{float(record.get('seconds') or 0) * 1000:.1f} ms" + (f" ERROR {error}" if error else ""))
+
+
+def _short(value: Any, width: int = 120) -> str:
+    """One line, at most ``width`` characters (SPARQL text is kept whole in the JSONL export)."""
+    text = repr(" ".join(value.split())) if isinstance(value, str) else json.dumps(value, default=str)
+    return text if len(text) <= width else text[: width - 3] + "..."

@@ -1,6 +1,8 @@
 """``kgteam sparql``: look inside a loaded KG with a read-only query, through the same guard the roles use.
 
-Every IRI in the result is shown with its name, as the roles and answers call it (``labels_for``).
+Every IRI in the result is shown with its name, as the roles and answers call it (``labels_for``),
+unless ``--no-labels``. Prefixes the KG's own data files declared (``@prefix ex: ...``, kept in its
+manifest) may be used without a ``PREFIX`` line: the missing declarations are added before the guard.
 """
 
 from __future__ import annotations
@@ -28,12 +30,17 @@ def sparql(
     limit: Annotated[int, typer.Option("--limit", min=1, help="row cap (the KG's own cap applies too)")] = 50,
     timeout_s: Annotated[float, typer.Option("--timeout", min=0.1, help="seconds")] = 10.0,
     as_json: Annotated[bool, typer.Option("--json", help="rows as JSON (SPARQL JSON terms)")] = False,
+    no_labels: Annotated[bool, typer.Option("--no-labels", help="IRIs only: no name column per IRI column")]
+    = False,
     home: Annotated[Path | None, typer.Option("--home", help="KG home (default: $KGTEAM_HOME or ~/.kgteam)")] = None,
 ) -> None:
-    """Run a read-only SPARQL query on a KG. Updates, LOAD and SERVICE are refused, as for the roles."""
+    """Run a read-only SPARQL query on a KG. Updates, LOAD and SERVICE are refused, as for the roles.
+
+    The KG's own prefixes (from its Turtle/TriG files) need no PREFIX line."""
     from kgteam.tools.kg import open_kg
     from kgteam.tools.kg_tools import KGTools
     from kgteam.tools.naming import naming_of
+    from kgteam.tools.sparql_prefixes import missing_prefixes, with_prefixes
     from kgteam.tools.types import ToolError
 
     text = sys.stdin.read() if query == "-" else query
@@ -45,16 +52,23 @@ def sparql(
         raise fail(f"cannot open KG {name!r}: {exc}") from None
     # no embedder: nothing here needs one
     tools = KGTools(kg.store, kg.labels, default_timeout_s=timeout_s, naming=naming_of(kg.manifest))
+    known = kg.manifest.get("prefixes") or {}
+    added = missing_prefixes(text, known)
+    text = with_prefixes(text, known)
 
     async def run() -> tuple[SparqlResult, dict[str, str]]:
         res = await tools.run_sparql(text, limit=limit, timeout_s=timeout_s)
+        if no_labels:
+            return res, {}
         iris = sorted({t.value for row in res.rows for t in row.values() if t.type == "uri"})
         return res, (await tools.labels_for(iris) if iris else {})
 
     try:
         result, names = asyncio.run(run())
     except ToolError as exc:
-        raise fail(str(exc), 2) from None
+        note = (f" (the KG's prefixes {', '.join(f'{p}:' for p in added)} were declared on "
+                f"{len(added)} line(s) added before the query)") if added else ""
+        raise fail(f"{exc}{note}", 2) from None
     except KeyboardInterrupt:
         raise fail("interrupted", 130) from None
     finally:
@@ -69,7 +83,8 @@ def sparql(
         typer.echo("true" if result.boolean else "false")
         return
     table = Table(box=None, header_style="dim")
-    named = {v for v in result.variables if any(v in row and row[v].type == "uri" for row in result.rows)}
+    named = set() if no_labels else {
+        v for v in result.variables if any(v in row and row[v].type == "uri" for row in result.rows)}
     for var in result.variables:
         table.add_column(var)
         if var in named:

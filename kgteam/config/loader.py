@@ -20,6 +20,7 @@ from typing import Any
 from pydantic import ValidationError
 
 from kgteam.config import registry
+from kgteam.config.partial import UNCHECKED_ROLE, checkable
 from kgteam.config.resolve import Origin, ResolvedTeam, playbook_names, resolve_team
 from kgteam.config.safe_yaml import LIMITS, YamlRefused, decode
 from kgteam.config.schema import RoleSpec, TeamSpec
@@ -170,6 +171,8 @@ def check_names(spec: TeamSpec, loaded: LoadedYaml, source: str) -> list[ConfigI
     classes: dict[str, type] = {}
     for inst, rspec in team.roles.items():
         origin = team.role_origins[inst]
+        if rspec.role == UNCHECKED_ROLE:  # its entry was rejected by the structure check
+            continue
         if msg := _unknown("roles", rspec.role):
             add_at(origin, ("role",), msg + "; a plugin role must be pip-installed (it registers under the "
                                              "'kgteam.roles' entry point)")
@@ -280,8 +283,13 @@ def _load_team_text(text: str, source: str, *, base_dir: Path | None, environ: d
     try:
         spec = TeamSpec.model_validate(loaded.data)
     except ValidationError as exc:
-        raise TeamConfigError(_sorted(issues + _new(validation_issues(exc, TeamSpec, loaded, source), issues))) \
-            from None
+        issues += _new(validation_issues(exc, TeamSpec, loaded, source), issues)
+        # one pass reports everything: the later checks still run on the fields that validate
+        part = checkable(loaded, source)
+        issues += _new(part.issues, issues)
+        if check_installed and part.spec is not None:
+            issues += _new(check_names(part.spec, loaded, source), issues)
+        raise TeamConfigError(_sorted(issues)) from None
     if check_installed:
         issues += _new(check_names(spec, loaded, source), issues)
     if issues:

@@ -54,6 +54,12 @@ async def test_llm_and_tool_calls_are_traced_and_persisted(tmp_path):
     assert llm["role"] == "asker" and llm["prompt_tokens"] == answer.cost.prompt_tokens
     assert "latency_s" in llm and llm["model"] == "scripted"
     assert [e["event"] for e in mirror.events] == kinds
+    # the readable trace (`kgteam trace`, chat's /trace) shows the call's own arguments, not None
+    from kgteam.agents.trace import render_text
+
+    line = next(x for x in render_text(store, "x").splitlines() if "tool_call" in x)
+    assert "search_entities " in line and "text='tracker'" in line and "k=3" in line
+    assert "-> list of 3 " in line and "None" not in line
     answer_env = store.messages("x")[-1]
     assert answer_env.usage.llm_calls == 1  # the step's usage rides on its first output
 

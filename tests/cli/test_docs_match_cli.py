@@ -187,3 +187,16 @@ def test_the_commands_docs_list_for_home_and_db_are_the_ones_that_take_them():
         assert listed, f"docs/cli.md no longer lists the commands that take {flag}"
         documented = {c.strip() for c in listed.group(1).split(",")}
         assert documented == {name for name, c in GROUP.commands.items() if flag in _all_opts(c)}, flag
+
+
+# Flags added since issue 21, each with the command whose docs/cli.md section must explain it
+# (older flags are listed by --help; add each new flag here).
+NEW_FLAGS = [("sparql", "--no-labels")]
+
+
+@pytest.mark.parametrize(("command", "flag"), NEW_FLAGS)
+def test_each_new_flag_exists_and_its_cli_md_section_explains_it(command, flag):
+    assert flag in _all_opts(GROUP.commands[command])
+    sections = re.split(r"^## ", (ROOT / "docs" / "cli.md").read_text(encoding="utf-8"), flags=re.M)
+    own = [s for s in sections if f"`kgteam {command}`" in s.splitlines()[0]]
+    assert own and any(f"`{flag}`" in s for s in own), f"docs/cli.md: the kgteam {command} section lacks {flag}"

@@ -9,9 +9,13 @@ Which earlier thing a reference means is decided from the conversation and the K
 list of any domain: he/she prefer what an earlier "who" question answered, else the last named
 entity; it/that prefer anything else; "that <noun>" prefers a candidate whose KG class labels (or
 own label) share the noun's stem; a candidate that has a relation whose label shares a word with
-the question scores too ("when was it founded": a founding year). The model rewrites the question
-from the session history; the rewrite must name something the history mentions and leave no
-reference unresolved, else a deterministic rewrite replaces the reference with the chosen referent.
+the question scores too ("when was it founded": a founding year). A follow-up that names the
+class of what it asks for ("which *river* is it on?", a KG class) must resolve to a candidate with
+an edge to a thing of that class: a candidate without one is never substituted, and when no
+candidate has one the role asks back (an "unknown" answer naming the candidates) instead of
+rewriting. The model rewrites the question from the session history; the rewrite must name
+something the history mentions and leave no reference unresolved, else a deterministic rewrite
+replaces the reference with the chosen referent.
 """
 
 from __future__ import annotations
@@ -19,7 +23,7 @@ from __future__ import annotations
 import contextlib
 import re
 from collections.abc import Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import ClassVar, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
@@ -30,8 +34,10 @@ from kgteam.roles.base import Role, RoleContext
 from kgteam.roles.choice import produce
 from kgteam.roles.contract import handles
 from kgteam.roles.semantic.mentions import is_exact_hit
+from kgteam.roles.semantic.shape import read_shape
+from kgteam.roles.semantic.shaped import singular
 from kgteam.roles.semantic.text import stem
-from kgteam.tools.iri import humanise, local_name
+from kgteam.tools.iri import RDF_TYPE, humanise, local_name
 from kgteam.tools.toolbox import Toolbox
 from kgteam.tools.types import ToolError
 
@@ -289,25 +295,73 @@ async def _type_labels(ctx: RoleContext, types: list[str], cache: dict[str, str]
     return out
 
 
+async def asked_class(ctx: RoleContext, question: str, ref_word: str) -> str | None:
+    """The KG class the follow-up names as what it asks for ("which *river* is it on?"), if the KG
+    has a class of that name (something is typed with it); None otherwise."""
+    words = read_shape(question).kind_words
+    if not words:
+        return None
+    head = words.split()[-1]
+    noun = reference_noun(ref_word)
+    if noun and _same_stem(noun, head):
+        return None  # "which river is that river": the noun names the referent, not the answer
+    for form in dict.fromkeys([words, singular(words), head, singular(head)]):
+        try:
+            hits = await ctx.tools["search_entities"](form, k=5)
+        except (ToolError, ValueError):
+            return None
+        for hit in hits:
+            if not is_exact_hit(hit, form):
+                continue
+            try:
+                schema = await ctx.tools["entity_schema"](hit.iri)
+            except (ToolError, ValueError):
+                continue
+            if any(s.predicate == RDF_TYPE for s in schema.incoming):
+                return hit.iri
+    return None
+
+
+@dataclass
+class Choice:
+    """The referent chosen for a reference, or why none fits."""
+
+    name: str | None
+    decisive: bool = False  # a unique best with more than the recency default
+    asked_class: str | None = None  # the KG class the follow-up asks for ("which river ...")
+    unfit: list[str] = field(default_factory=list)  # candidates checked that have no edge to that class
+
+
 async def choose_referent(ctx: RoleContext, question: str, ref_word: str,
                           candidates: list[Referent]) -> tuple[str | None, bool]:
+    """The candidate the reference most plausibly means and whether it clearly won (see :func:`choose`)."""
+    choice = await choose(ctx, question, ref_word, candidates)
+    return choice.name, choice.decisive
+
+
+async def choose(ctx: RoleContext, question: str, ref_word: str, candidates: list[Referent]) -> Choice:
     """The candidate the reference most plausibly means, from the conversation and the KG.
 
     Scores: he/she/him/her/his prefer an answer of an earlier "who" question (2), else a named
     topic (1); it/its/that prefer anything but a "who" answer (1); "that <noun>" scores 3 for a
     candidate whose KG class labels or own label share the noun's stem; a candidate with a
     relation whose label shares a content word with the question scores 1 ("when was it founded":
-    a founding year). Ties keep the recency order. Returns the name and whether it clearly beat
-    every other candidate (a unique best with more than the recency default).
+    a founding year). When the follow-up names a KG class as what it asks for ("which river is it
+    on?"), only a candidate with an edge to a thing of that class fits (4); if the KG knows some
+    candidates and none of them fits, there is no referent (``name`` None): a wrong substitute
+    would make a confident answer to a question nobody asked. Ties keep the recency order.
     """
     if not candidates:
-        return None, False
+        return Choice(None)
     kind = reference_kind(ref_word)
     noun = reference_noun(ref_word)
+    klass = await asked_class(ctx, question, ref_word)
     skip = set(_content_words(ref_word))
     qwords = [w for w in _content_words(question) if w not in skip and w not in _WH]
     type_cache: dict[str, str] = {}
     best, best_score, scores = candidates[0].name, -1.0, []
+    fitting: list[str] = []
+    unfit: list[str] = []
     for ref in candidates[:_MAX_SCORED]:
         score = 0.0
         if kind == "person":
@@ -329,10 +383,27 @@ async def choose_referent(ctx: RoleContext, question: str, ref_word: str,
                          if local_name(s.predicate).lower() not in _NAMING]
                 if any(_same_stem(q, w) for s in stats for w in _content_words(s.label) for q in qwords):
                     score += 1.0
+                if klass is not None:
+                    if any(klass in s.value_types for s in stats):
+                        score += 4.0
+                        fitting.append(ref.name)
+                    else:
+                        unfit.append(ref.name)
         scores.append(score)
         if score > best_score:
             best, best_score = ref.name, score
-    return best, best_score >= 2.0 and sorted(scores)[-2:-1] != [best_score]
+    if klass is not None and unfit and not fitting:
+        return Choice(None, asked_class=klass, unfit=unfit)
+    return Choice(best, best_score >= 2.0 and sorted(scores)[-2:-1] != [best_score], klass, unfit)
+
+
+def ask_back(question: str, ref_word: str, choice: Choice, class_label: str) -> Answer:
+    """No earlier thing fits what the follow-up asks for: say so and ask which one was meant."""
+    names = ", ".join(choice.unfit)
+    return Answer(status="unknown", text=(
+        f"I don't know what {ref_word!r} refers to in {question!r}: nothing earlier in this conversation "
+        f"({names}) is linked to a {class_label} in the knowledge graph. Which one do you mean? "
+        f"Please ask again with its name."))
 
 
 class Contextualizer(Role[ContextualizerSettings]):
@@ -341,7 +412,7 @@ class Contextualizer(Role[ContextualizerSettings]):
     prompts: ClassVar[tuple[str, ...]] = ("contextualize",)
 
     @handles
-    async def on_question(self, q: Question, ctx: RoleContext) -> list[Question]:
+    async def on_question(self, q: Question, ctx: RoleContext) -> list[Question | Answer]:
         original = q.original_text or q.text
         history = ctx.history[-self.settings.history_turns :]
         candidates = referent_candidates(history)
@@ -355,8 +426,15 @@ class Contextualizer(Role[ContextualizerSettings]):
             return [Question(text=q.text, original_text=original)]
         names = [r.name for r in candidates]
         ref_word = references(q.text, protected)[0].group(0)
-        target, decisive = await choose_referent(ctx, q.text, ref_word, candidates)
-        ctx.trace.record("referent", role=self.instance_name, reference=ref_word, target=target, decisive=decisive)
+        choice = await choose(ctx, q.text, ref_word, candidates)
+        target, decisive = choice.name, choice.decisive
+        ctx.trace.record("referent", role=self.instance_name, reference=ref_word, target=target, decisive=decisive,
+                         asked_class=choice.asked_class, unfit=choice.unfit)
+        if target is None and choice.asked_class is not None:
+            ctx.trace.record("decision", role=self.instance_name, decision="contextualize", source="deterministic",
+                             reason="no earlier answer or topic has an edge to the class the follow-up asks for")
+            label = (await _type_labels(ctx, [choice.asked_class], {}))[0]
+            return [ask_back(q.text, ref_word, choice, label)]
         fallback_text = deterministic_rewrite(q.text, history, target=target, protected=protected)
         if not self.settings.use_model:
             return [Question(text=fallback_text, original_text=original)]

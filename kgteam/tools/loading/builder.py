@@ -92,6 +92,7 @@ class _Collected:
     text_relations: dict[str, ox.NamedNode] = field(default_factory=dict)
     rdf_nodes: set[str] = field(default_factory=set)  # IRIs used as subject or object
     rdf_predicates: set[str] = field(default_factory=set)
+    prefixes: dict[str, str] = field(default_factory=dict)  # the RDF files' own @prefix names
     naming: Naming = DEFAULT_NAMING
     rdf_labels: LabelCollector = field(init=False)
     label_triples: int = 0
@@ -265,7 +266,7 @@ def _source_quads(inp: _Input, index: int, col: _Collected, rep: _Reporter,
         rep.read(str(inp.path), 0)
         if inp.format in RDF_FORMATS:
             blank_prefix = f"f{index}b"
-            yield from _rdf_quads(read_rdf(src, inp.format, base_iri=col.base), col, inp, rep, position,
+            yield from _rdf_quads(read_rdf(src, inp.format, base_iri=col.base, prefixes=col.prefixes), col, inp, rep, position,
                                   blank_prefix)
         elif inp.format == "metaqa":
             reader = read_metaqa(src, inverse_suffix=inverse_suffix)
@@ -474,6 +475,7 @@ def _build_into(tmp: Path, name: str, inputs: list[_Input], base: str, rep: _Rep
         relation_labels=relation_labels[1],
         inverse_suffix=inverse_suffix,
         label_predicates=naming.to_manifest(),
+        prefixes=col.prefixes,
         counts=KGCounts(
             triples=total_triples,
             facts=total_triples - col.label_triples,

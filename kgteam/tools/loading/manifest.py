@@ -52,6 +52,9 @@ class KGManifest(BaseModel):
     # predicates the user named as naming ones (`kgteam load --label-predicate`); read back by every
     # reader of names (kgteam.tools.naming), so they need not be given again
     label_predicates: list[str] = Field(default_factory=list)
+    # the input files' own prefixes (Turtle/TriG @prefix): `kgteam sparql` declares the ones a query
+    # uses without declaring them, so a query can be written as the data file is
+    prefixes: dict[str, str] = Field(default_factory=dict)
     counts: KGCounts
     disk_bytes: int = 0
     build_seconds: float = 0.0

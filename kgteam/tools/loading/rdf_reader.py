@@ -30,11 +30,14 @@ def _problem(exc: SyntaxError) -> str:
     return f"{message[match.end():]} ({match.group(1)})" if match else message
 
 
-def read_rdf(src: OpenedSource, fmt: str, *, base_iri: str | None = None) -> Iterator[ox.Quad]:
+def read_rdf(src: OpenedSource, fmt: str, *, base_iri: str | None = None,
+             prefixes: dict[str, str] | None = None) -> Iterator[ox.Quad]:
     """Yields the quads of ``src``, all in the default graph.
 
     A KG here is one graph: named graphs of N-Quads/TriG input are merged into the default graph so
     every backend (embedded, Oxigraph server, Virtuoso) answers the same queries the same way.
+    The file's own prefixes (Turtle/TriG ``@prefix``) are added to ``prefixes`` once it is read; a
+    name already there keeps its first meaning.
     """
     try:
         parser = ox.parse(src.stream, _OX_FORMATS[fmt], base_iri=base_iri)
@@ -42,6 +45,9 @@ def read_rdf(src: OpenedSource, fmt: str, *, base_iri: str | None = None) -> Ite
             if not isinstance(quad.graph_name, ox.DefaultGraph):
                 quad = ox.Quad(quad.subject, quad.predicate, quad.object)
             yield quad
+        if prefixes is not None:
+            for name, iri in parser.prefixes.items():
+                prefixes.setdefault(name, iri)
     except SyntaxError as exc:
         raise LoadError(_problem(exc), file=src.path, line=exc.lineno) from exc
     except (OSError, EOFError, ValueError, lzma.LZMAError, zlib.error) as exc:
