@@ -26,7 +26,7 @@ def _fail(message: str) -> NoReturn:
 
 def _load_items(dataset: str, limit: int | None, seed: int, data_dir: Path | None,
                 where: list[str] | None, home: Path | None = None) -> list[Any]:
-    from kgteam.eval.datasets import DatasetError, load_dataset, sample, slice_by
+    from kgteam.eval.datasets import PACKAGED_SAMPLE, DatasetError, load_dataset, sample, slice_by
 
     conds: dict[str, str] = {}
     for cond in where or []:
@@ -38,6 +38,9 @@ def _load_items(dataset: str, limit: int | None, seed: int, data_dir: Path | Non
         items = load_dataset(dataset, data_dir, home=home)
     except DatasetError as exc:
         _fail(str(exc))
+    if items and items[0].extra.get("source") == PACKAGED_SAMPLE:
+        console.print(f"note: {dataset} is the {len(items)}-question sample shipped with kgteam; "
+                      "`kgteam datasets get metaqa` fetches the full set")
     if conds:
         everything, items = items, slice_by(items, **conds)
         if not items:
