@@ -14,7 +14,7 @@ from typing import Annotated, Any, NoReturn
 import typer
 from rich.console import Console
 
-from kgteam.cli.team_setup import MODEL_HELP, choose_team
+from kgteam.cli.team_setup import MODEL_HELP, choose_team, ensure_kg
 
 console = Console(stderr=True)
 
@@ -200,6 +200,8 @@ def register(app: typer.Typer) -> None:
         from kgteam.team_builder import TeamBuildError, build_team
 
         spec, _ = choose_team(team, model=model)  # invalid team files exit 2 with file:line:field
+        if not kg:  # the built-in team's demo KG is installed on first use, as for `ask`
+            ensure_kg(spec, home, say=lambda text: console.print(text))
         out = out or _default_out(dataset)
         _check_writable(out)  # before the team is built: a missing folder is made, a read-only one refused
         try:
