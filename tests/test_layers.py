@@ -26,6 +26,22 @@ def _imports(path: Path) -> set[str]:
     return names
 
 
+def _imported_modules(path: Path) -> set[str]:
+    """Every module a file names, relative imports resolved and ``from a import b`` also read as
+    ``a.b`` (b may be a submodule), at any depth of the file (imports inside functions count)."""
+    package = ["kgteam", *path.relative_to(PACKAGE).parent.parts]
+    names: set[str] = set()
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.Import):
+            names.update(alias.name for alias in node.names)
+        elif isinstance(node, ast.ImportFrom):
+            base = package[: len(package) - node.level + 1] if node.level else []
+            module = ".".join([*base, *([node.module] if node.module else [])])
+            names.add(module)
+            names.update(f"{module}.{alias.name}" for alias in node.names)
+    return names
+
+
 def _modules():
     for path in PACKAGE.rglob("*.py"):
         rel = path.relative_to(PACKAGE)
@@ -49,3 +65,24 @@ def test_only_agents_imports_autogen():
         if layer != "agents" and any(n.split(".")[0].startswith("autogen") for n in _imports(path))
     ]
     assert not offenders, offenders
+
+
+PLAYBOOKS = sorted(p.parent.name for p in (PACKAGE / "roles").glob("*/playbook.yaml"))
+
+
+def test_the_playbooks_are_found():
+    assert {"triad", "kerag", "r3", "adaptive"} <= set(PLAYBOOKS)
+
+
+def test_no_playbook_imports_another_playbook():
+    """Playbooks share code through the semantic layer (``roles/semantic``) and the role base, never
+    through each other: R3 or adaptive RAG reaching into ``roles/kerag`` ties them to KERAG's
+    internals. (Adaptive RAG runs a KG sub-team by playbook name, through the team builder.)"""
+    violations = []
+    for playbook in PLAYBOOKS:
+        for path in (PACKAGE / "roles" / playbook).rglob("*.py"):
+            for name in _imported_modules(path):
+                parts = name.split(".")
+                if parts[:2] == ["kgteam", "roles"] and len(parts) > 2 and parts[2] in PLAYBOOKS and parts[2] != playbook:
+                    violations.append(f"{path.relative_to(PACKAGE)} imports {name}")
+    assert not violations, violations

@@ -101,8 +101,10 @@ async def test_the_triple_budget_bounds_the_subgraph(atelier):
 
 async def test_a_triple_already_fetched_costs_nothing_again(atelier):
     """The 2-hop walk fills a budget of 2; the 1-hop path it starts with still gets its triple."""
-    from kgteam.roles.kerag.planning import Limits, expand, filter_hop, find_topics, retrieve
+    from kgteam.roles.kerag.retrieval import retrieve
     from kgteam.roles.semantic import SemanticLayer
+    from kgteam.roles.semantic.path_planning import Limits, expand, filter_hop
+    from kgteam.roles.semantic.topics import find_topics
 
     tools = atelier.toolbox()
     question = "Which books were crafted by the apprentices of Ilse Marrow?"
@@ -190,8 +192,9 @@ async def test_an_entity_with_no_relations_says_so(atelier):
 
 
 async def test_plan_payloads_show_kept_and_dropped_paths(atelier):
-    from kgteam.roles.kerag.planning import Limits, expand, filter_hop, find_topics
     from kgteam.roles.semantic import SemanticLayer
+    from kgteam.roles.semantic.path_planning import Limits, expand, filter_hop
+    from kgteam.roles.semantic.topics import find_topics
 
     tools = atelier.toolbox()
     question = "Which books were issued by Harrow and Quill Press?"
