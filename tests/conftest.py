@@ -1,5 +1,6 @@
 """Fixtures shared by test folders: one throwaway PostgreSQL server for the whole run (the session
-stores and the served workers both use it; each test takes a fresh database on it)."""
+stores and the served workers both use it; each test takes a fresh database on it), and one
+install of the bundled demo KG (its vectors take the longest to build of any test KG)."""
 
 from __future__ import annotations
 
@@ -24,3 +25,16 @@ def postgres_server() -> Iterator[PostgresServer]:
         yield server
     finally:
         server.stop()
+
+
+@pytest.fixture(scope="session")
+def demo_kg_home(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A KGTEAM home holding the bundled MetaQA demo KG with its vectors, installed once per run.
+
+    Readers only: every user opens it read-only (``open_kg``); a test that changes a KG builds its own.
+    """
+    from kgteam.tools.kg import ensure_demo_kg
+
+    home = tmp_path_factory.mktemp("demo_kg_home")
+    ensure_demo_kg(home=home).close()
+    return home
