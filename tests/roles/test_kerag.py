@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-from pathlib import Path
 
 import pytest
 
@@ -14,18 +13,14 @@ from kgteam.roles.base import ListTrace
 from kgteam.team_builder import playbook_runner
 from kgteam.tools.kg_tools import KGTools
 
-ATELIER = Path(__file__).resolve().parents[1] / "data" / "kgs" / "atelier" / "atelier.ttl"
 EX = "http://example.org/atelier/"
 
 
 @pytest.fixture(scope="module")
-def atelier(tmp_path_factory: pytest.TempPathFactory) -> KGTools:
+def atelier(atelier_home) -> KGTools:
     from kgteam.tools.kg import open_kg
-    from kgteam.tools.loading.builder import build_kg
 
-    home = tmp_path_factory.mktemp("kerag_home")
-    build_kg([ATELIER], "atelier", home=home, progress=False)
-    tools = KGTools.from_kg(open_kg("atelier", home=home))
+    tools = KGTools.from_kg(open_kg("atelier", home=atelier_home))
     yield tools
     tools.close()
 
