@@ -1,6 +1,7 @@
 """Architecture rules that keep the runtime swappable: checked on the source, not by convention."""
 
 import ast
+import functools
 from pathlib import Path
 
 PACKAGE = Path(__file__).resolve().parents[1] / "kgteam"
@@ -15,10 +16,15 @@ FORBIDDEN = {
 }
 
 
+@functools.cache
+def _tree(path: Path) -> ast.Module:
+    """Each source file parsed once for all the rules below (parsing is most of their time)."""
+    return ast.parse(path.read_text(encoding="utf-8"))
+
+
 def _imports(path: Path) -> set[str]:
-    tree = ast.parse(path.read_text(encoding="utf-8"))
     names: set[str] = set()
-    for node in ast.walk(tree):
+    for node in ast.walk(_tree(path)):
         if isinstance(node, ast.Import):
             names.update(alias.name for alias in node.names)
         elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
@@ -31,7 +37,7 @@ def _imported_modules(path: Path) -> set[str]:
     ``a.b`` (b may be a submodule), at any depth of the file (imports inside functions count)."""
     package = ["kgteam", *path.relative_to(PACKAGE).parent.parts]
     names: set[str] = set()
-    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+    for node in ast.walk(_tree(path)):
         if isinstance(node, ast.Import):
             names.update(alias.name for alias in node.names)
         elif isinstance(node, ast.ImportFrom):
