@@ -3,7 +3,8 @@
 Per question: (a) rank of the gold topic entity in ``search_entities``; (b) whether the gold
 answers lie in the h-hop neighbourhood of the gold entity (h = 1..max_hops) and how many
 triples that holds; (c) the same for the sub-graph the KERAG playbook's own planner, schema filter and retriever
-fetch (``kgteam.roles.kerag.planning``), within its triple budget;
+fetch (``kgteam.roles.semantic.path_planning`` and ``kgteam.roles.kerag.retrieval``), within its
+triple budget;
 (d) whether the gold SPARQL / gold path executes to the gold answers on this KG.
 
 All queries go through ``KGTools.run_sparql`` with IRIs built by ``sparql_iri``.
@@ -22,9 +23,11 @@ from pydantic import BaseModel, Field
 from kgteam.eval.datasets import DatasetItem, GoldPath
 from kgteam.eval.metrics import normalize
 from kgteam.protocols.payloads import PlannedPath, TopicMention
-from kgteam.roles.kerag.planning import Limits, combine_of, expand, filter_hop, retrieve, topic_from_text
+from kgteam.roles.kerag.retrieval import combine_of, retrieve
 from kgteam.roles.semantic.layer import SemanticLayer
+from kgteam.roles.semantic.path_planning import Limits, expand, filter_hop
 from kgteam.roles.semantic.similarity import embedder_similarity
+from kgteam.roles.semantic.topics import topic_from_text
 from kgteam.tools.naming import DEFAULT_NAMING
 
 if TYPE_CHECKING:

@@ -240,15 +240,10 @@ def metaqa_demo(tmp_path_factory):
 
 
 @pytest.fixture(scope="session")
-def atelier_kg(tmp_path_factory):
-    """(home, tools) of the atelier test KG (tests/data/kgs/atelier)."""
-    from kgteam.tools.loading import build_kg
-
-    home = tmp_path_factory.mktemp("r3_atelier_home")
-    build_kg([Path(__file__).resolve().parents[1] / "data" / "kgs" / "atelier" / "atelier.ttl"], "atelier",
-             home=home, progress=False)
-    tools = _open_tools("atelier", home)
-    yield home, tools
+def atelier_kg(atelier_home):
+    """(home, tools) of the atelier test KG (tests/data/kgs/atelier; built once, tests/conftest.py)."""
+    tools = _open_tools("atelier", atelier_home)
+    yield atelier_home, tools
     tools.close()
 
 

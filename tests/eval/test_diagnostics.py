@@ -117,9 +117,10 @@ async def test_the_filter_is_the_kerag_playbooks_own(tools, monkeypatch):
 
     monkeypatch.setattr(diagnostics, "filter_hop", spy)
     await diagnose(tools, [ITEMS[0]], DiagnosticsConfig(max_hops=1, unfiltered=False))
-    from kgteam.roles.kerag import planning, schema_filter
+    from kgteam.roles.kerag import schema_filter
+    from kgteam.roles.semantic import path_planning
 
-    assert seen == ["who directed Heat"] and schema_filter.filter_hop is planning.filter_hop is real
+    assert seen == ["who directed Heat"] and schema_filter.filter_hop is path_planning.filter_hop is real
 
 
 def test_path_query_is_built_safely():

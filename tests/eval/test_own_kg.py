@@ -37,13 +37,10 @@ def items() -> list[DatasetItem]:
 
 
 @pytest.fixture(scope="module")
-def store(tmp_path_factory: pytest.TempPathFactory):
+def store(atelier_home):
     from kgteam.tools.kg import open_kg
-    from kgteam.tools.loading import build_kg
 
-    home = tmp_path_factory.mktemp("atelier-home")
-    build_kg([TTL], "atelier", home=home, progress=False)
-    kg = open_kg("atelier", home=home)
+    kg = open_kg("atelier", home=atelier_home)
     yield kg.store.store
     kg.close()
 

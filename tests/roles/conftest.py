@@ -23,11 +23,10 @@ def small_tools(tmp_path_factory: pytest.TempPathFactory) -> KGTools:
 
 
 @pytest.fixture(scope="session")
-def demo_tools(tmp_path_factory: pytest.TempPathFactory) -> KGTools:
-    """The bundled MetaQA demo KG (about 10 s to build once per session)."""
-    from kgteam.tools.kg import ensure_demo_kg
+def demo_tools(demo_kg_home) -> KGTools:
+    """The bundled MetaQA demo KG (installed once per run, shared with tests/tools)."""
+    from kgteam.tools.kg import DEMO_KG_NAME, open_kg
 
-    kg = ensure_demo_kg(home=tmp_path_factory.mktemp("roles_demo_home"))
-    tools = KGTools.from_kg(kg)
+    tools = KGTools.from_kg(open_kg(DEMO_KG_NAME, home=demo_kg_home))
     yield tools
     tools.close()

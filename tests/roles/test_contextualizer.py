@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-from pathlib import Path
 
 import pytest
 from roles_helpers import decisions, env, make_ctx, null_model
@@ -159,19 +158,15 @@ def test_possessive_her_only_before_a_noun():
 
 
 # ---------------------------------------------------------------- the referent from the KG (own KG, with classes)
-ATELIER = Path(__file__).resolve().parents[1] / "data" / "kgs" / "atelier" / "atelier.ttl"
 AT = "http://example.org/atelier/"
 
 
 @pytest.fixture(scope="module")
-def atelier_tools(tmp_path_factory: pytest.TempPathFactory):
+def atelier_tools(atelier_home):
     from kgteam.tools.kg import open_kg
     from kgteam.tools.kg_tools import KGTools
-    from kgteam.tools.loading import build_kg
 
-    home = tmp_path_factory.mktemp("ctx_atelier")
-    build_kg([ATELIER], "atelier", home=home, progress=False)
-    tools = KGTools.from_kg(open_kg("atelier", home=home))
+    tools = KGTools.from_kg(open_kg("atelier", home=atelier_home))
     yield tools
     tools.close()
 

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-from pathlib import Path
 
 import pytest
 
@@ -14,18 +13,14 @@ from kgteam.roles.base import ListTrace
 from kgteam.team_builder import playbook_runner
 from kgteam.tools.kg_tools import KGTools
 
-ATELIER = Path(__file__).resolve().parents[1] / "data" / "kgs" / "atelier" / "atelier.ttl"
 EX = "http://example.org/atelier/"
 
 
 @pytest.fixture(scope="module")
-def atelier(tmp_path_factory: pytest.TempPathFactory) -> KGTools:
+def atelier(atelier_home) -> KGTools:
     from kgteam.tools.kg import open_kg
-    from kgteam.tools.loading.builder import build_kg
 
-    home = tmp_path_factory.mktemp("kerag_home")
-    build_kg([ATELIER], "atelier", home=home, progress=False)
-    tools = KGTools.from_kg(open_kg("atelier", home=home))
+    tools = KGTools.from_kg(open_kg("atelier", home=atelier_home))
     yield tools
     tools.close()
 
@@ -101,8 +96,10 @@ async def test_the_triple_budget_bounds_the_subgraph(atelier):
 
 async def test_a_triple_already_fetched_costs_nothing_again(atelier):
     """The 2-hop walk fills a budget of 2; the 1-hop path it starts with still gets its triple."""
-    from kgteam.roles.kerag.planning import Limits, expand, filter_hop, find_topics, retrieve
+    from kgteam.roles.kerag.retrieval import retrieve
     from kgteam.roles.semantic import SemanticLayer
+    from kgteam.roles.semantic.path_planning import Limits, expand, filter_hop
+    from kgteam.roles.semantic.topics import find_topics
 
     tools = atelier.toolbox()
     question = "Which books were crafted by the apprentices of Ilse Marrow?"
@@ -190,8 +187,9 @@ async def test_an_entity_with_no_relations_says_so(atelier):
 
 
 async def test_plan_payloads_show_kept_and_dropped_paths(atelier):
-    from kgteam.roles.kerag.planning import Limits, expand, filter_hop, find_topics
     from kgteam.roles.semantic import SemanticLayer
+    from kgteam.roles.semantic.path_planning import Limits, expand, filter_hop
+    from kgteam.roles.semantic.topics import find_topics
 
     tools = atelier.toolbox()
     question = "Which books were issued by Harrow and Quill Press?"

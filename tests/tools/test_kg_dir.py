@@ -24,12 +24,10 @@ DATA = Path(__file__).resolve().parents[1] / "data" / "load"
 SHARED_METAQA = Path(__file__).resolve().parents[3] / "shared" / "data" / "metaqa"
 
 
-@pytest.fixture(scope="session")
-def demo_home(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """One full install of the bundled MetaQA KB for the whole session (a few seconds)."""
-    home = tmp_path_factory.mktemp("demo_home")
-    ensure_demo_kg(home=home).close()
-    return home
+@pytest.fixture
+def demo_home(demo_kg_home: Path) -> Path:
+    """The bundled MetaQA KB installed once for the whole run (tests/conftest.py; read-only here)."""
+    return demo_kg_home
 
 
 def test_kg_home_follows_the_environment(monkeypatch, tmp_path):

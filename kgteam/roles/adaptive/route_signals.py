@@ -15,9 +15,10 @@ from typing import Any
 
 from kgteam.protocols.payloads import RouteName
 from kgteam.roles.adaptive.reading import contains_name, question_names
-from kgteam.roles.kerag.planning import Limits, find_topics, plan_paths, words_left
 from kgteam.roles.semantic import SemanticLayer
+from kgteam.roles.semantic.path_planning import Limits, plan_paths, words_left
 from kgteam.roles.semantic.text import tokenize
+from kgteam.roles.semantic.topics import find_topics
 
 # English words that ask about the present or the latest state of things
 TIME_WORDS = frozenset(["current", "currently", "now", "nowadays", "today", "latest", "recent", "recently", "presently", "this-year"])

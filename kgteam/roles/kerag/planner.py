@@ -17,8 +17,10 @@ from kgteam.protocols.payloads import Question, RetrievalPlan, TopicMention
 from kgteam.roles.base import Role, RoleContext
 from kgteam.roles.choice import produce
 from kgteam.roles.contract import handles
-from kgteam.roles.kerag.planning import Limits, combine_of, expand, find_topics, topic_from_text
+from kgteam.roles.kerag.retrieval import combine_of
 from kgteam.roles.semantic.mentions import is_exact_hit
+from kgteam.roles.semantic.path_planning import Limits, expand
+from kgteam.roles.semantic.topics import find_topics, topic_from_text
 from kgteam.tools.types import ToolError
 
 

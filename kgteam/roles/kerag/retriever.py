@@ -14,8 +14,9 @@ from pydantic import BaseModel, ConfigDict, Field
 from kgteam.protocols.payloads import RetrievalPlan, Subgraph
 from kgteam.roles.base import Role, RoleContext
 from kgteam.roles.contract import handles
-from kgteam.roles.kerag.planning import Limits, retrieve
+from kgteam.roles.kerag.retrieval import retrieve
 from kgteam.roles.semantic import SemanticLayer, SemanticSettings
+from kgteam.roles.semantic.path_planning import Limits
 from kgteam.roles.semantic.similarity import team_similarity
 
 

@@ -21,8 +21,8 @@ from kgteam.protocols.payloads import PlannedPath, RetrievalPlan
 from kgteam.roles.base import Role, RoleContext
 from kgteam.roles.choice import Option, options_block, produce
 from kgteam.roles.contract import handles
-from kgteam.roles.kerag.planning import Limits, filter_hop, words_left
 from kgteam.roles.semantic import SemanticLayer, SemanticSettings
+from kgteam.roles.semantic.path_planning import Limits, filter_hop, words_left
 from kgteam.roles.semantic.similarity import team_similarity
 
 

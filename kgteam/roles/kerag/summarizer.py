@@ -19,7 +19,7 @@ from kgteam.protocols.payloads import Answer, AnswerValue, Reading, Subgraph, pa
 from kgteam.roles.base import Role, RoleContext
 from kgteam.roles.choice import Option, choose, fallback_keys
 from kgteam.roles.contract import handles
-from kgteam.roles.kerag.planning import reading_triples
+from kgteam.roles.kerag.retrieval import reading_triples
 from kgteam.roles.semantic.grounding import grounded_by
 from kgteam.roles.wording import answer_list
 from kgteam.tools.iri import readable_name

@@ -16,9 +16,9 @@ from kgteam.protocols.payloads import Anchors, Question
 from kgteam.roles.base import Role, RoleContext
 from kgteam.roles.choice import produce
 from kgteam.roles.contract import handles
-from kgteam.roles.kerag.planning import find_topics, topic_from_text
 from kgteam.roles.r3.rules import question_form
 from kgteam.roles.semantic.mentions import is_exact_hit
+from kgteam.roles.semantic.topics import find_topics, topic_from_text
 from kgteam.tools.types import ToolError
 
 

@@ -24,9 +24,9 @@ from typing import Any
 
 from kgteam.protocols.evidence import EvidenceTriple, RelationMatch
 from kgteam.protocols.payloads import Axiom, Constraint, TopicMention, TriplePattern
-from kgteam.roles.kerag.planning import Limits, plan_paths
 from kgteam.roles.semantic import SemanticLayer
 from kgteam.roles.semantic.mentions import is_exact_hit
+from kgteam.roles.semantic.path_planning import Limits, plan_paths
 from kgteam.roles.semantic.text import SAMENESS, WH_WORDS, normalise, tokenize
 from kgteam.roles.statements import statement
 from kgteam.tools.types import ToolError
@@ -158,7 +158,7 @@ def _patterns(subject: str, steps: Sequence[RelationMatch], end: str) -> list[Tr
 
 async def _ranked_paths(layer: SemanticLayer, question: str, anchors: Sequence[TopicMention], start: TopicMention,
                         *, hops: int, keep: int) -> list[Any]:
-    """Relation paths from ``start`` that the question's words name, best first (KERAG's planning)."""
+    """Relation paths from ``start`` that the question's words name, best first (the shared hop loop)."""
     topics = [start, *[a for a in anchors if a is not start]]
     return await plan_paths(layer, question, topics, hops=hops, limits=Limits(top_n=keep), start=[start])
 

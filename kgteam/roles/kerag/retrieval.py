@@ -1,20 +1,20 @@
-"""KERAG's retrieval without a model: topic entities, schema-level hops, filtering, execution, readings.
+"""KERAG's retrieval without a model: run the kept paths, join them into readings, walk the evidence.
 
-The planner, schema filter and retriever roles call these steps one message at a time, and
-``kgteam diagnose`` calls the same steps, so the ceiling it reports is the playbook's own. Paths
-are scored by the semantic layer's scorer (the one Triad's fallback uses); several topic entities
-are joined by intersecting (or, for "either ... or", uniting) the answers of one path from each.
+The retriever role calls ``retrieve`` on the paths the planner and schema filter kept (the shared
+hop loop in ``kgteam.roles.semantic.path_planning``), and ``kgteam diagnose`` calls the same
+steps, so the ceiling it reports is the playbook's own. Several topic entities are joined by
+intersecting (or, for "either ... or", uniting) the answers of one path from each, within one
+triple budget for all the readings.
 """
 
 from __future__ import annotations
 
-import asyncio
 import itertools
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from kgteam.protocols.evidence import EvidenceTriple, RelationMatch
+from kgteam.protocols.evidence import EvidenceTriple
 from kgteam.protocols.payloads import (
     CONFIDENCE_SUPPORT,
     Combine,
@@ -25,60 +25,16 @@ from kgteam.protocols.payloads import (
     TopicMention,
 )
 from kgteam.roles.semantic.layer import SemanticLayer
-from kgteam.roles.semantic.mentions import Mention, is_exact_hit, mention_in, spot_mentions
-from kgteam.roles.semantic.paths import PathStep, RelationPath, extend, first_hops, path_query
+from kgteam.roles.semantic.path_planning import Limits, relation_path, score_paths, with_score
+from kgteam.roles.semantic.paths import PathStep, RelationPath, path_query
 from kgteam.roles.semantic.scoring import PathScore, QuestionScorer, lexical_similarity
-from kgteam.roles.semantic.text import WH_WORDS, content_units, tokenize
-from kgteam.tools.types import LabelHit, ToolError
+from kgteam.roles.semantic.text import tokenize
+from kgteam.roles.semantic.topics import as_mention
+from kgteam.tools.types import ToolError
 
 ANSWER_LIMIT = 1000  # end values fetched per path (answers are compared across paths)
 MAX_READINGS = 50  # readings kept per question, best first
 CITED_READINGS = 5  # readings walked even when the budget is full (their walks may reuse its triples)
-
-
-@dataclass(frozen=True)
-class Limits:
-    """How wide and how deep the plan grows, and how much of the KG it may fetch."""
-
-    max_entities: int = 3  # KG entities tried per mention
-    top_n: int = 10  # paths kept per topic mention at each hop
-    executed: int = 6  # best paths per topic mention run against the KG (per path length with several mentions)
-    triple_budget: int = 300  # triples fetched as evidence, all paths together
-
-
-# ------------------------------------------------------------------------------ topic entities
-
-def _name_like(text: str) -> bool:
-    """Written as a name (a capital, a digit or an underscore), not as an everyday word."""
-    return any(c.isupper() or c.isdigit() or c == "_" for c in text)
-
-
-async def find_topics(question: str, tools: Any, *, max_mentions: int = 3, exact_only: bool = False
-                      ) -> list[TopicMention]:
-    """Spans of the question the label index knows (exactly, or up to a typo), with their IRIs.
-
-    The best span is a firm topic, and so is any other written as a name. ``exact_only`` leaves out
-    names known only up to a typo (no evidence that the KG knows what the question names). An everyday word that
-    happens to be some entity's label ("vellum", a material; "maker", a class) is a loose
-    topic: it may be joined as an entity, but it still names relations for the other topics' paths.
-    """
-    found = [m for m in await spot_mentions(question, tools) if m.exact_iris()
-             and (not exact_only or any(is_exact_hit(h, m.text) for h in m.hits))][:max_mentions]
-    return [TopicMention(text=m.text, start=m.start, end=m.end, iris=m.exact_iris(), firm=i == 0 or _name_like(m.text))
-            for i, m in enumerate(found)]
-
-
-def as_mention(topic: TopicMention) -> Mention:
-    hits = [LabelHit(iri=iri, label=topic.text, matched=topic.text, score=1.0, exact=True) for iri in topic.iris]
-    return Mention(topic.text, topic.start, topic.end, hits)
-
-
-def topic_from_text(question: str, text: str, iris: list[str]) -> TopicMention | None:
-    """Place a mention (proposed by a model, linked elsewhere) in the question's tokens, or None."""
-    placed = mention_in(question, text, iris)
-    if placed.start == placed.end:
-        return None
-    return TopicMention(text=text, start=placed.start, end=placed.end, iris=iris, firm=_name_like(text))
 
 
 def combine_of(question: str, topics: Sequence[TopicMention]) -> Combine:
@@ -94,114 +50,6 @@ def _pair_combine(question: str, a: TopicMention, b: TopicMention) -> Combine:
     first, second = sorted((a, b), key=lambda t: t.start)
     between = [t.lower for t in tokenize(question)][first.end: second.start]
     return "or" if "or" in between else "and"
-
-
-# ------------------------------------------------------------------------------ schema-level hops
-
-def _relation_path(p: PlannedPath) -> RelationPath:
-    steps = tuple(PathStep(s.predicate, s.direction, s.label) for s in p.steps)  # type: ignore[arg-type]
-    return RelationPath(p.entity, steps, literal_end=p.literal_end)
-
-
-def _planned(path: RelationPath, mention: str) -> PlannedPath:
-    steps = [RelationMatch(predicate=s.predicate, direction=s.direction, label=s.label) for s in path.steps]
-    return PlannedPath(entity=path.entity, mention=mention, steps=steps, count=path.count,
-                       literal_end=path.literal_end)
-
-
-async def expand(tools: Any, topics: Sequence[TopicMention], kept: Sequence[PlannedPath], hop: int,
-                 limits: Limits) -> list[PlannedPath]:
-    """Hop 1: the predicates in and out of each topic entity (``entity_schema``: counts and value
-    types). Later hops: the predicates held by the end nodes of the kept paths one hop shorter."""
-    out: dict[str, PlannedPath] = {}
-    if hop == 1:
-        for topic in topics:
-            for iri in topic.iris[: limits.max_entities]:
-                try:
-                    paths = await first_hops(tools, iri)
-                except ToolError:
-                    continue
-                for p in paths:
-                    out.setdefault(_planned(p, topic.text).key, _planned(p, topic.text))
-        return list(out.values())
-    frontier = [p for p in kept if len(p.steps) == hop - 1 and not p.literal_end]
-    grown = await asyncio.gather(*(extend(tools, _relation_path(p)) for p in frontier))
-    for prefix, paths in zip(frontier, grown, strict=True):
-        for p in paths:
-            planned = _planned(p, prefix.mention)
-            out.setdefault(planned.key, planned)
-    return list(out.values())
-
-
-async def score_paths(layer: SemanticLayer, question: str, topics: Sequence[TopicMention],
-                      paths: Sequence[PlannedPath]) -> list[tuple[PlannedPath, PathScore]]:
-    """Each path scored against the question from its own mention (one scorer per mention over
-    every label in play), best first."""
-    by_topic = {t.text: t for t in topics}
-    out: list[tuple[PlannedPath, PathScore]] = []
-    for text, group in itertools.groupby(sorted(paths, key=lambda p: p.mention), key=lambda p: p.mention):
-        members = list(group)
-        topic = by_topic.get(text)
-        rel = [_relation_path(p) for p in members]
-        # the other firm topics' words name entities, not relations
-        others = [(t.start, t.end) for t in topics if t.text != text and t.firm]
-        scorer = await layer.scorer(question, as_mention(topic) if topic else None,
-                                    [s for r in rel for s in r.steps], exclude=others)
-        out += [(p, scorer.score(r.steps, literal_end=r.literal_end)) for p, r in zip(members, rel, strict=True)]
-    out.sort(key=lambda ps: (-ps[1].score, len(ps[0].steps), ps[0].key))
-    return out
-
-
-def words_left(question: str, topics: Sequence[TopicMention], path: PlannedPath) -> list[str]:
-    """The question's content words (outside every topic, question words aside) that no step of
-    ``path`` was named by."""
-    used = {w for s in path.steps if s.words for w in s.words.lower().split()}
-    _, units = content_units(question, None, [(t.start, t.end) for t in topics])
-    return [u.text for u in units if len(u.positions) == 1 and u.text not in WH_WORDS and u.text not in used]
-
-
-def _with_score(path: PlannedPath, score: PathScore) -> PlannedPath:
-    steps = [RelationMatch(predicate=m.step.predicate, direction=m.step.direction, label=m.step.label,
-                           words=m.unit.text if m.unit else None, strength=round(m.strength, 4))
-             for m in score.matches]
-    return path.model_copy(update={"steps": steps, "score": round(score.score, 4),
-                                   "unexplained": round(score.unexplained, 4)})
-
-
-async def filter_hop(layer: SemanticLayer, question: str, topics: Sequence[TopicMention],
-                     kept: Sequence[PlannedPath], candidates: Sequence[PlannedPath], limits: Limits
-                     ) -> tuple[list[PlannedPath], list[PlannedPath]]:
-    """Keep the ``top_n`` candidates per mention that the question's words name best (the paths
-    kept earlier are re-scored, never dropped); return (kept, dropped) candidates, best first."""
-    scored = await score_paths(layer, question, topics, [*kept, *candidates])
-    fresh = {c.key for c in candidates}
-    per_topic: dict[str, int] = {}
-    keep: list[PlannedPath] = []
-    drop: list[PlannedPath] = []
-    for path, score in scored:
-        if path.key not in fresh:
-            continue
-        n = per_topic.get(path.mention, 0)
-        (keep if n < limits.top_n else drop).append(_with_score(path, score))
-        per_topic[path.mention] = n + 1
-    return keep, drop
-
-
-async def plan_paths(layer: SemanticLayer, question: str, topics: Sequence[TopicMention], *, hops: int,
-                     limits: Limits, start: Sequence[TopicMention] | None = None) -> list[PlannedPath]:
-    """The planner and filter's loop in one call: expand from ``start`` (default every topic) one
-    hop at a time up to ``hops``, keeping each hop's ``top_n`` paths; every kept path, best first."""
-    kept: list[PlannedPath] = []
-    for hop in range(1, hops + 1):
-        try:
-            candidates = await expand(layer.tools, start if start is not None else topics, kept, hop, limits)
-        except ToolError:
-            break
-        if not candidates:
-            break
-        keep, _ = await filter_hop(layer, question, topics, kept, candidates, limits)
-        kept += keep
-    return sorted(kept, key=lambda p: (-p.score, len(p.steps)))
 
 
 # ------------------------------------------------------------------------------ retrieval
@@ -289,7 +137,7 @@ async def retrieve(layer: SemanticLayer, question: str, topics: Sequence[TopicMe
         if runs.get(slot, 0) >= limits.executed:
             continue
         runs[slot] = runs.get(slot, 0) + 1
-        rel = _relation_path(path)
+        rel = relation_path(path)
         try:
             answers = await _answers(tools, rel)
         except ToolError:
@@ -300,7 +148,7 @@ async def retrieve(layer: SemanticLayer, question: str, topics: Sequence[TopicMe
     executed.sort(key=lambda e: (-e[1].score, len(e[0].steps), e[0].key))
     ranked: list[RankedPath] = []
     for path, score, rel, answers in executed:
-        scored_path = _with_score(path, score)
+        scored_path = with_score(path, score)
         ranked.append(RankedPath(entity=path.entity, mention=path.mention, steps=scored_path.steps,
                                  score=scored_path.score, support=round(score.support, 4), answers=answers,
                                  sparql=path_query(rel)))
@@ -370,7 +218,7 @@ async def _joined(layer: SemanticLayer, question: str, topics: Sequence[TopicMen
         if not left or not right:
             continue
         combine = _pair_combine(question, a, b)
-        steps = [s for i in (*left, *right) for s in _relation_path(_as_planned(paths[i])).steps]
+        steps = [s for i in (*left, *right) for s in relation_path(_as_planned(paths[i])).steps]
         from_a = await layer.scorer(question, as_mention(a), steps, exclude=[(b.start, b.end)])
         from_b = await layer.scorer(question, as_mention(b), steps, exclude=[(a.start, a.end)])
         for i, j in itertools.product(left, right):
@@ -383,7 +231,7 @@ async def _joined(layer: SemanticLayer, question: str, topics: Sequence[TopicMen
                 answers = pa.answers + [v for v in pb.answers if v.get("value") not in seen]
             if not answers:
                 continue
-            sa, sb = _relation_path(_as_planned(pa)).steps, _relation_path(_as_planned(pb)).steps
+            sa, sb = relation_path(_as_planned(pa)).steps, relation_path(_as_planned(pb)).steps
             if [s.key for s in sa] == [s.key for s in sb]:
                 # the same relation from both entities ("issued by X or by Y"): named once, walked once
                 best, scorer = max(((from_a.score(sa), from_a), (from_b.score(sb), from_b)), key=lambda t: t[0].score)
