@@ -81,6 +81,14 @@ def type_positions(tokens: list[Token], span: tuple[int, int] | None = None) -> 
     return out
 
 
+def kind_heads(tokens: list[Token]) -> set[int]:
+    """The word right after a determiner question word ("which *country*", "how many *players*"):
+    the noun that says what the answer is. The word after it may be the verb ("which forwards
+    *play*"), so only this one may say what a relation points at."""
+    return {i + 1 for i, t in enumerate(tokens[:-1]) if t.lower in DETERMINER_WH and is_content(tokens[i + 1])
+            and tokens[i + 1].lower not in WH_WORDS}
+
+
 class SemanticLayer:
     """Rank relation paths for a question over any KG reachable through the granted tools."""
 
@@ -151,6 +159,7 @@ class SemanticLayer:
         span = mention.span if mention else None
         return QuestionScorer(tokens, units, uniq, sims, sameness=has_sameness(tokens, span),
                               settings=self.settings.scoring, type_positions=type_positions(tokens, span),
+                              kind_heads=kind_heads(tokens),
                               other_names={label: [*names[label], *phrases[label]] for label in uniq})
 
     async def candidate_paths(self, question: str, mention: Mention, exclude: Sequence[tuple[int, int]] = ()

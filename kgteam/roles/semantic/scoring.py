@@ -102,13 +102,14 @@ class QuestionScorer:
 
     def __init__(self, tokens: list[Token], units: list[Unit], labels: list[str], sims: list[list[float]],
                  *, sameness: bool, settings: ScoringSettings | None = None, type_positions: set[int] | None = None,
-                 other_names: dict[str, list[str]] | None = None):
+                 other_names: dict[str, list[str]] | None = None, kind_heads: set[int] | None = None):
         self.settings = settings or ScoringSettings()
         self.tokens = tokens
         self.units = units
         self.labels = labels
         self.sameness = sameness
         self.type_positions = type_positions or set()
+        self.kind_heads = kind_heads or set()  # "which *country*": the answer's kind, right after the wh-word
         self.other_names = other_names or {}  # label -> the relation's other names and lexicon phrases
         s = self.settings
         self.prob: list[dict[str, float]] = []
@@ -189,7 +190,7 @@ class QuestionScorer:
         only a noun made from an active verb names the subject ("how many *players*" ~ <-"plays
         for"); the label's own noun ("which *clubs*" ~ <-"plays in club") or a passive "by" label
         names the other end."""
-        if not self._spelled(i, step.label):
+        if set(self.units[i].positions) - self.kind_heads or not self._spelled(i, step.label):
             return False
         if step.direction == "out":
             return True
