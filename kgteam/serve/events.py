@@ -30,6 +30,8 @@ def answer_json(answer: Answer) -> dict[str, Any]:
         "values": [{"label": v.label, "iri": v.iri} for v in answer.values],
         "guess": [{"label": v.label, "iri": v.iri} for v in answer.guess],
         "confidence": answer.confidence,
+        "raw_confidence": answer.raw_confidence,  # the scorer's score before the team's map (None: no map)
+        "calibration": answer.calibration,
         "grounded": answer.grounded,
         "stop_reason": answer.stopped_by,
         "error": answer.error,

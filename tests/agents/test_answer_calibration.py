@@ -69,7 +69,7 @@ def test_auto_uses_the_shipped_map_only_for_the_scorer_it_was_fitted_on(orchard_
 
 def test_a_new_map_is_fitted_on_the_raw_scores_of_a_calibrated_run(tmp_path):
     right = RunRecord(id="a", question="q", answer_text="x", answer_status="answered", confidence=0.3,
-                      raw_confidence=0.95, grading={"grade": "accurate", "hits1": True})
+                      raw_confidence=0.95, grading={"grade": "accurate", "decided_by": "rule:test", "hits1": True})
     run = tmp_path / "run.jsonl"
     run.write_text(right.model_dump_json() + "\n", encoding="utf-8")
     assert right.calibration_pair() == (0.3, True)  # what the eval measures: the stated probability
