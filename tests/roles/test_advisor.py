@@ -218,3 +218,17 @@ async def test_a_clean_sentence_over_the_values_is_kept(demo_tools):
     [answer] = await Advisor().handle(result, ctx)
     assert answer.text == "Kismet was directed by William Dieterle."
     assert not [e for e in ctx.trace.events if e["event"] == "answer_rebuilt"]
+
+
+def test_an_answer_that_is_only_the_querys_own_entity_is_not_stated():
+    from kgteam.protocols.payloads import AnswerValue
+    from kgteam.roles.triad.advisor import own_entity_only
+
+    query = ("SELECT DISTINCT ?x2 WHERE { ?x1 <http://e/r/written_by> <http://e/Nolan> . "
+             "?x1 <http://e/r/directed_by> ?x2 . }")
+    nolan = AnswerValue(label="Nolan", iri="http://e/Nolan")
+    other = AnswerValue(label="Other", iri="http://e/Other")
+    assert own_entity_only(query, [nolan])  # walked back to the topic: never what was asked
+    assert not own_entity_only(query, [nolan, other])  # others beside it: an answer
+    assert not own_entity_only(query, [AnswerValue(label="3")])  # a number is not an entity of the query
+    assert not own_entity_only(query, [])

@@ -9,6 +9,7 @@ marked ``grounded=False``.
 
 from __future__ import annotations
 
+import re
 from typing import Any, ClassVar
 
 from pydantic import BaseModel, ConfigDict, Field
@@ -122,6 +123,13 @@ class Advisor(Role[AdvisorSettings]):
         matches, confidence = self._reading(lineage)
         evidence = Evidence(matches=matches, triples=triples,
                             queries=[EvidenceQuery(sparql=result.sparql, row_count=len(result.rows))])
+        if own_entity_only(result.sparql, answer_values):
+            ctx.trace.record("abstain", role=self.instance_name, reason="the answer is the question's own entity")
+            return Answer(text=f"I don't know: my reading of the question only leads back to "
+                               f"{answer_list(names, 5)}, which the question itself names.",
+                          status="unknown", grounded=False, confidence=0.0 if confidence is None else confidence,
+                          guess=answer_values, evidence=evidence,
+                          fallbacks=fallback_keys(getattr(ctx.trace, "events", [])))
         if confidence is not None and confidence < self.settings.min_confidence:
             ctx.trace.record("abstain", role=self.instance_name, confidence=confidence,
                              threshold=self.settings.min_confidence)
@@ -308,6 +316,19 @@ def _reading_failed(lineage: Lineage) -> str | None:
         return None
     reading = template.reading
     return f"the knowledge graph holds nothing for my reading of the question ({reading.explanation})"
+
+
+_IRI = re.compile(r"<([^<>\s]+)>")
+
+
+def own_entity_only(sparql: str, values: list[AnswerValue]) -> bool:
+    """Every answer is an entity the query itself names: the reading walked back to the question's
+    own topic ("which films did X write and direct" -> X), which is never what was asked."""
+    iris = [v.iri for v in values]
+    if not iris or None in iris:
+        return False
+    named = set(_IRI.findall(sparql))
+    return all(i in named for i in iris)
 
 
 def _literal_text(term: dict[str, Any]) -> str:
