@@ -232,3 +232,17 @@ def test_an_answer_that_is_only_the_querys_own_entity_is_not_stated():
     assert not own_entity_only(query, [nolan, other])  # others beside it: an answer
     assert not own_entity_only(query, [AnswerValue(label="3")])  # a number is not an entity of the query
     assert not own_entity_only(query, [])
+
+
+def test_a_path_back_to_the_topic_is_refused_only_when_it_turns_at_a_shared_node():
+    from kgteam.protocols.evidence import RelationMatch
+    from kgteam.roles.triad.advisor import turns_at_a_shared_node
+
+    def step(label: str, direction: str) -> RelationMatch:
+        return RelationMatch(predicate=f"http://e/r/{label}", label=label, direction=direction)
+
+    # "which films did X write and direct": in by one relation, out by another -> a join misread
+    assert turns_at_a_shared_node([step("written_by", "in"), step("directed_by", "out")])
+    # "who is the child of X's parent": both steps forward -> a walk back, X is the answer
+    assert not turns_at_a_shared_node([step("parents", "out"), step("children", "out")])
+    assert not turns_at_a_shared_node([step("parents", "out")])

@@ -123,7 +123,7 @@ class Advisor(Role[AdvisorSettings]):
         matches, confidence = self._reading(lineage)
         evidence = Evidence(matches=matches, triples=triples,
                             queries=[EvidenceQuery(sparql=result.sparql, row_count=len(result.rows))])
-        if own_entity_only(result.sparql, answer_values):
+        if own_entity_only(result.sparql, answer_values) and turns_at_a_shared_node(matches):
             ctx.trace.record("abstain", role=self.instance_name, reason="the answer is the question's own entity")
             return Answer(text=f"I don't know: my reading of the question only leads back to "
                                f"{answer_list(names, 5)}, which the question itself names.",
@@ -329,6 +329,14 @@ def own_entity_only(sparql: str, values: list[AnswerValue]) -> bool:
         return False
     named = set(_IRI.findall(sparql))
     return all(i in named for i in iris)
+
+
+def turns_at_a_shared_node(matches: list[RelationMatch]) -> bool:
+    """The path goes in by one relation and out by another (or out, then in): it meets the topic
+    again through a node both relations share ("films X wrote" -> "their director" = X), a join
+    read as a chain. Two steps the same way round ("X's parent's child") walk a relation back,
+    and the topic is then a fair answer."""
+    return any(a.direction != b.direction for a, b in zip(matches, matches[1:], strict=False))
 
 
 def _literal_text(term: dict[str, Any]) -> str:
