@@ -31,6 +31,7 @@ from kgteam.roles.base import Role, RoleContext
 from kgteam.roles.choice import produce
 from kgteam.roles.contract import handles
 from kgteam.roles.semantic import Mention, SemanticLayer, SemanticSettings, spot_mentions
+from kgteam.roles.semantic.reading_answer import as_graph_reading
 from kgteam.roles.semantic.shape import read_shape
 from kgteam.roles.semantic.shaped import ShapedReader, mask_mentions, not_shape_words
 from kgteam.roles.semantic.similarity import team_similarity
@@ -133,9 +134,7 @@ class Generalist(Role[GeneralistSettings]):
             return None
         if shaped is None:
             return None
-        return GraphReading(graph=shaped.graph, confidence=min(1.0, max(0.0, shaped.confidence)),
-                            explanation=shaped.explanation, matches=shaped.matches, key=shaped.key,
-                            evidence_graph=shaped.evidence_graph, guess_only=shaped.guess_only)
+        return as_graph_reading(shaped)
 
     async def _model_parse(self, ctx: RoleContext, question: str, mentions: list[Mention],
                            det: ParsePlan, hint: RetryHint, sure: bool) -> ParsePlan:
