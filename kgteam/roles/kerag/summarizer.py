@@ -38,9 +38,9 @@ from kgteam.roles.semantic import SemanticLayer, SemanticSettings, spot_mentions
 from kgteam.roles.semantic.graph_evidence import graph_evidence
 from kgteam.roles.semantic.grounding import grounded_by
 from kgteam.roles.semantic.reading_answer import (
-    as_graph_reading,
     first_column,
     label_answer,
+    read_graph,
     reading_grounded,
     run_reading,
 )
@@ -120,13 +120,11 @@ class Summarizer(Role[SummarizerSettings]):
             kinds = await reader.class_word_spans(question, read_shape(mask_mentions(question, mentions)))
             paths = await SemanticLayer(ctx.tools, similarity, self.settings.semantic).rank(question, mentions,
                                                                                           exclude=kinds)
-            shaped = await reader.read(question, paths, mentions)
         except ToolError as exc:
             ctx.trace.record("shape_failed", role=self.instance_name, error=str(exc))
             return None
-        if shaped is None:
-            return None
-        return await self._graph_answer(as_graph_reading(shaped), ctx)
+        reading = await read_graph(reader, question, paths, mentions, ctx.trace, self.instance_name)
+        return await self._graph_answer(reading, ctx) if reading is not None else None
 
     async def _graph_answer(self, reading: GraphReading, ctx: RoleContext) -> Answer:
         """Run the reading and answer from its rows as Triad's advisor does: "Yes"/"No", a number

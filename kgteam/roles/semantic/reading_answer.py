@@ -8,17 +8,19 @@ every playbook alike.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from kgteam.protocols.evidence import EvidenceTriple, RelationMatch
-from kgteam.protocols.payloads import AnswerValue, GraphReading
+from kgteam.protocols.payloads import AnswerValue, GraphReading, RelationPaths
 from kgteam.protocols.query_graph import XSD, QueryGraph
 from kgteam.roles.semantic.grounding import grounded_by
 from kgteam.tools.query_builder import compile_query
+from kgteam.tools.types import ToolError
 
 if TYPE_CHECKING:
-    from kgteam.roles.semantic.shaped import ShapedReading
+    from kgteam.roles.semantic.shaped import ShapedReader, ShapedReading
     from kgteam.tools.toolbox import Toolbox
     from kgteam.tools.types import SparqlResult
 
@@ -38,6 +40,18 @@ def as_graph_reading(shaped: ShapedReading) -> GraphReading:
     return GraphReading(graph=shaped.graph, confidence=min(1.0, max(0.0, shaped.confidence)),
                         explanation=shaped.explanation, matches=shaped.matches, key=shaped.key,
                         evidence_graph=shaped.evidence_graph, guess_only=shaped.guess_only)
+
+
+async def read_graph(reader: ShapedReader, question: str, paths: RelationPaths, mentions: Sequence[Any],
+                     trace: Any, role: str) -> GraphReading | None:
+    """The shape reader's reading as a payload; None when the plain chain reading stands, or when a
+    query of the reader failed (traced as ``shape_failed``: the chain answers instead)."""
+    try:
+        shaped = await reader.read(question, paths, mentions)
+    except ToolError as exc:
+        trace.record("shape_failed", role=role, error=str(exc))
+        return None
+    return as_graph_reading(shaped) if shaped is not None else None
 
 
 def result_rows(res: SparqlResult) -> tuple[list[str], list[dict[str, dict[str, Any]]]]:
