@@ -114,10 +114,13 @@ class Summarizer(Role[SummarizerSettings]):
         mentions = ([as_mention(t) for t in plan.mentions] if plan is not None
                     else await spot_mentions(question, ctx.tools))
         mentions = not_shape_words(mentions, shape)  # "after 2005": a comparison, not a topic called 2005
+        masked = read_shape(mask_mentions(question, mentions))
+        if not beyond_chain(masked):
+            return None  # the shape words were a name's ("Don't Look *Now*", "We're *Not* Dressing")
         similarity = team_similarity(ctx.tools)
         reader = ShapedReader(ctx.tools, similarity)
         try:
-            kinds = await reader.class_word_spans(question, read_shape(mask_mentions(question, mentions)))
+            kinds = await reader.class_word_spans(question, masked)
             paths = await SemanticLayer(ctx.tools, similarity, self.settings.semantic).rank(question, mentions,
                                                                                           exclude=kinds)
         except ToolError as exc:
