@@ -30,3 +30,16 @@ def demo_tools(demo_kg_home) -> KGTools:
     tools = KGTools.from_kg(open_kg(DEMO_KG_NAME, home=demo_kg_home))
     yield tools
     tools.close()
+
+
+@pytest.fixture(scope="session")
+def isles_home(tmp_path_factory: pytest.TempPathFactory):
+    """A home holding the isles KG (tests/data/kgs/isles), built once per session."""
+    from pathlib import Path
+
+    from kgteam.tools.loading.builder import build_kg
+
+    home = tmp_path_factory.mktemp("isles_home")
+    build_kg([Path(__file__).resolve().parents[1] / "data" / "kgs" / "isles" / "isles.ttl"], "isles", home=home,
+             progress=False)
+    return home

@@ -6,24 +6,16 @@ the evidence it shows; they fail when a shape falls back to a chain or states a 
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import pytest
 
 from kgteam import Team
 from kgteam.protocols.query_graph import QueryGraph
 from kgteam.tools.query_parse import parse_query
 
-ISLES = Path(__file__).resolve().parents[1] / "data" / "kgs" / "isles" / "isles.ttl"
-
 
 @pytest.fixture(scope="module")
-def team(tmp_path_factory):
-    from kgteam.tools.loading import build_kg
-
-    home = tmp_path_factory.mktemp("isles_home")
-    build_kg([ISLES], "isles", home=home, progress=False)
-    with Team.default(kg="isles", model="none", home=home) as t:
+def team(isles_home):
+    with Team.default(kg="isles", model="none", home=isles_home) as t:
         yield t
 
 

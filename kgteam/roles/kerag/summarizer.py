@@ -5,6 +5,12 @@ shared path scorer; a model, when there is one, votes among them (it sees the fa
 ids), combined with the scores. The answer's reasoning is the chosen reading walked step by
 step, each statement citing the triples (by id) it rests on; below ``min_confidence`` the answer
 is "I don't know" and the best reading stays as a guess.
+
+A question that is no plain chain (a count, a superlative, a comparison, a yes/no, a join of two
+entities, a literal value of a kind) is read by the shape reader into a query graph over the
+semantic layer's ranking and answered from that query's rows instead (``shapes``); the
+retrieved chain readings cannot count, order or compare. A chain question is answered from the
+sub-graph exactly as before.
 """
 
 from __future__ import annotations
@@ -15,14 +21,36 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from kgteam.prompts import fence, one_line
 from kgteam.protocols.evidence import Evidence, EvidenceQuery, EvidenceTriple
-from kgteam.protocols.payloads import Answer, AnswerValue, Reading, Subgraph, path_confidence
+from kgteam.protocols.payloads import (
+    Answer,
+    AnswerValue,
+    GraphReading,
+    Reading,
+    RetrievalPlan,
+    Subgraph,
+    path_confidence,
+)
 from kgteam.roles.base import Role, RoleContext
 from kgteam.roles.choice import Option, choose, fallback_keys
 from kgteam.roles.contract import handles
 from kgteam.roles.kerag.retrieval import reading_triples
+from kgteam.roles.semantic import SemanticLayer, SemanticSettings, spot_mentions
+from kgteam.roles.semantic.graph_evidence import graph_evidence
 from kgteam.roles.semantic.grounding import grounded_by
+from kgteam.roles.semantic.reading_answer import (
+    first_column,
+    label_answer,
+    read_graph,
+    reading_grounded,
+    run_reading,
+)
+from kgteam.roles.semantic.shape import ShapeReading, read_shape
+from kgteam.roles.semantic.shaped import ShapedReader, mask_mentions, not_shape_words
+from kgteam.roles.semantic.similarity import team_similarity
+from kgteam.roles.semantic.topics import as_mention
 from kgteam.roles.wording import answer_list
 from kgteam.tools.iri import readable_name
+from kgteam.tools.types import ToolError
 
 
 class SummarizerSettings(BaseModel):
@@ -37,6 +65,11 @@ class SummarizerSettings(BaseModel):
     max_repairs: int = Field(1, ge=0, le=3, description="repairs asked after an invalid model reply")
     max_listed: int = Field(25, ge=1, description="answer labels listed in the text")
     max_evidence_triples: int = Field(60, ge=1, description="triples carried as the answer's evidence")
+    shapes: bool = Field(True, description="answer counts, superlatives, comparisons, yes/no, two-entity joins "
+                         "and literal values through a query graph (off: the retrieved chain readings only)")
+    query_limit: int = Field(1000, ge=1, description="rows fetched by a query graph reading")
+    semantic: SemanticSettings = Field(default_factory=SemanticSettings,
+                                       description="the path ranking a query graph reading is built from")
 
 
 def _label(term: dict[str, object], labels: dict[str, str]) -> AnswerValue:
@@ -49,11 +82,16 @@ def _label(term: dict[str, object], labels: dict[str, str]) -> AnswerValue:
 
 class Summarizer(Role[SummarizerSettings]):
     name: ClassVar[str] = "summarizer"
-    tools: ClassVar[tuple[str, ...]] = ("labels_for",)
+    reads = (RetrievalPlan,)
+    tools: ClassVar[tuple[str, ...]] = ("labels_for", "run_sparql", "search_entities", "entity_schema",
+                                        "relation_names")
     prompts: ClassVar[tuple[str, ...]] = ("kerag_summarize",)
 
     @handles
     async def on_subgraph(self, graph: Subgraph, ctx: RoleContext) -> Answer:
+        shaped = await self._shaped(graph.question, ctx)
+        if shaped is not None:
+            return shaped
         return await self._answer(graph, ctx, use_model=self.settings.use_model)
 
     async def finalize(self, ctx: RoleContext, reason: str) -> Answer | None:
@@ -64,6 +102,77 @@ class Summarizer(Role[SummarizerSettings]):
                 return await self._answer(graph, ctx, use_model=False)
         return None
 
+    # ------------------------------------------------------------------ beyond chains
+    async def _shaped(self, question: str, ctx: RoleContext) -> Answer | None:
+        """The answer through a query graph when the question is no plain chain; None when the
+        shape is a chain or the shape reader finds no reading (the sub-graph's readings stand)."""
+        if not self.settings.shapes or not question.strip():
+            return None
+        shape = read_shape(question)
+        if not beyond_chain(shape):
+            return None
+        plan = ctx.ancestor(RetrievalPlan)
+        mentions = ([as_mention(t) for t in plan.mentions] if plan is not None
+                    else await spot_mentions(question, ctx.tools))
+        mentions = not_shape_words(mentions, shape)  # "after 2005": a comparison, not a topic called 2005
+        masked = read_shape(mask_mentions(question, mentions))
+        if not beyond_chain(masked):
+            return None  # the shape words were a name's ("Don't Look *Now*", "We're *Not* Dressing")
+        similarity = team_similarity(ctx.tools)
+        reader = ShapedReader(ctx.tools, similarity)
+        try:
+            kinds = await reader.class_word_spans(question, masked)
+            paths = await SemanticLayer(ctx.tools, similarity, self.settings.semantic).rank(question, mentions,
+                                                                                          exclude=kinds)
+        except ToolError as exc:
+            ctx.trace.record("shape_failed", role=self.instance_name, error=str(exc))
+            return None
+        reading = await read_graph(reader, question, paths, mentions, ctx.trace, self.instance_name)
+        return await self._graph_answer(reading, ctx) if reading is not None else None
+
+    async def _graph_answer(self, reading: GraphReading, ctx: RoleContext) -> Answer:
+        """Run the reading and answer from its rows as Triad's advisor does: "Yes"/"No", a number
+        citing the set it counted, values; "I don't know" when nothing comes back, and below
+        ``min_confidence`` with the best guess kept."""
+        def unknown(why: str, confidence: float | None = None, guess: list[AnswerValue] | None = None,
+                    evidence: Evidence | None = None) -> Answer:
+            return Answer(text=f"I don't know: {why}.", status="unknown", grounded=False, confidence=confidence,
+                          guess=guess or [], evidence=evidence or Evidence(),
+                          fallbacks=fallback_keys(getattr(ctx.trace, "events", [])))
+
+        where = reading.graph.where
+        if reading.guess_only and not where.triples and not where.not_exists:
+            return unknown(reading.explanation, confidence=0.0)
+        try:
+            ran = await run_reading(ctx.tools, reading, self.settings.query_limit)
+        except ToolError as exc:
+            ctx.trace.record("shape_failed", role=self.instance_name, error=str(exc))
+            return unknown(f"the query for my reading of the question failed ({exc})")
+        terms = first_column(ran.rows, ran.variables)
+        if not terms:
+            return unknown(f"the knowledge graph holds nothing for my reading of the question ({reading.explanation})")
+        triples = await graph_evidence(ctx.tools, reading, self.settings.max_evidence_triples)
+        values = await label_answer(ctx.tools, terms, triples)
+        names = [v.label for v in values]
+        cited = "; ".join(f"t{n} {one_line(t.readable())}" for n, t in enumerate(triples[:5]))
+        reasoning = [f"{reading.graph.shape}: {reading.explanation}",
+                     f"the query gives: {answer_list(names, 5)}" + (f" — from {cited}" if cited else "")]
+        evidence = Evidence(matches=list(reading.matches), triples=triples, reasoning=reasoning,
+                            queries=[EvidenceQuery(sparql=ran.sparql, row_count=len(ran.rows))])
+        confidence = reading.confidence
+        ctx.trace.record("summary", role=self.instance_name, reading=reading.key, shape=reading.graph.shape,
+                         confidence=confidence, reasoning=reasoning)
+        if confidence < self.settings.min_confidence:
+            ctx.trace.record("abstain", role=self.instance_name, confidence=confidence,
+                             threshold=self.settings.min_confidence)
+            return unknown(f"my best reading ({reading.explanation}) is not certain enough. Best guess: "
+                           f"{answer_list(names, 5)}", confidence=confidence, guess=values, evidence=evidence)
+        return Answer(text=answer_list(names, self.settings.max_listed), values=values, status="answered",
+                      grounded=reading_grounded(reading.graph, triples, values, list(reading.matches)),
+                      confidence=confidence, evidence=evidence,
+                      fallbacks=fallback_keys(getattr(ctx.trace, "events", [])))
+
+    # ------------------------------------------------------------------ chain readings
     async def _answer(self, graph: Subgraph, ctx: RoleContext, *, use_model: bool) -> Answer:
         fallbacks = fallback_keys(getattr(ctx.trace, "events", []))
         if not graph.readings:
@@ -176,3 +285,10 @@ class Summarizer(Role[SummarizerSettings]):
                            llm_weight=self.settings.llm_weight, max_repairs=self.settings.max_repairs,
                            max_offered=self.settings.max_offered)
         return offered[int(res.chosen[0].key)] if res.chosen else None
+
+
+def beyond_chain(shape: ShapeReading) -> bool:
+    """Whether the question asks more of the KG than one chain's end values (or a join the
+    retrieved readings make): a yes/no, a count, an order, a comparison, a kind of literal, a
+    negation or a union."""
+    return shape.form == "ask" or shape.shape != "chain" or shape.negated

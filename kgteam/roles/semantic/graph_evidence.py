@@ -2,7 +2,7 @@
 
 For a count or an ordering that is the set counted or ordered; for a yes/no, the relation's
 values at the named entity (without the check against the other entity, so a "no" shows what
-the KG holds instead).
+the KG holds instead); for an "or", the triples along each alternative.
 """
 
 from __future__ import annotations
@@ -29,6 +29,28 @@ def _evidence_group(reading: GraphReading) -> tuple[Group, QueryGraph | None]:
 
 async def graph_evidence(tools: Toolbox, reading: GraphReading, limit: int) -> list[EvidenceTriple]:
     where, graph = _evidence_group(reading)
+    out: list[EvidenceTriple] = []
+    seen: set[tuple[str, str, str]] = set()
+    for group in _alternatives(where):
+        if len(out) >= limit:
+            break
+        out += await _group_triples(tools, group, graph, limit - len(out), seen)
+    return out[:limit]
+
+
+def _alternatives(where: Group) -> list[Group]:
+    """The group itself, or for an "or" each alternative joined with the rest: the triples that
+    reach an answer lie along one alternative or the other."""
+    if not where.unions:
+        return [where]
+    rest = where.model_copy(update={"unions": where.unions[1:]})
+    return [sub for alt in where.unions[0]
+            for sub in _alternatives(rest.model_copy(update={"triples": [*rest.triples, *alt.triples],
+                                                             "filters": [*rest.filters, *alt.filters]}))]
+
+
+async def _group_triples(tools: Toolbox, where: Group, graph: QueryGraph | None, limit: int,
+                         seen: set[tuple[str, str, str]]) -> list[EvidenceTriple]:
     triples = where.triples
     names = sorted({t.name for tr in triples for t in (tr.subject, tr.object) if isinstance(t, Var)})
     if not triples:
@@ -40,7 +62,6 @@ async def graph_evidence(tools: Toolbox, reading: GraphReading, limit: int) -> l
     except ToolError:
         return []
     out: list[EvidenceTriple] = []
-    seen: set[tuple[str, str, str]] = set()
     for row in res.rows:
         for tr in triples:
             s, o = _bound(tr.subject, row), _bound(tr.object, row)

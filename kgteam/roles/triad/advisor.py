@@ -10,7 +10,7 @@ marked ``grounded=False``.
 from __future__ import annotations
 
 import re
-from typing import Any, ClassVar
+from typing import ClassVar
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -35,7 +35,7 @@ from kgteam.roles.choice import fallback_keys, produce
 from kgteam.roles.contract import handles
 from kgteam.roles.lineage import Lineage
 from kgteam.roles.semantic.graph_evidence import graph_evidence
-from kgteam.roles.semantic.grounding import grounded_by
+from kgteam.roles.semantic.reading_answer import first_column, label_answer, reading_grounded
 from kgteam.roles.triad.templates import Chain, TemplateError, build_query, from_query, parse_chain
 from kgteam.roles.wording import answer_list, wording_problem
 from kgteam.tools.types import ToolError
@@ -101,24 +101,9 @@ class Advisor(Role[AdvisorSettings]):
     # ------------------------------------------------------------------ grounded
     async def _grounded(self, ctx: RoleContext, lineage: Lineage, result: QueryResult, question: str, *,
                         phrase: bool) -> Answer:
-        var = result.variables[0] if result.variables else next(iter(result.rows[0]))
-        values: list[tuple[str, dict[str, Any]]] = []
-        seen: set[str] = set()
-        for row in result.rows:
-            term = row.get(var)
-            if term and term["value"] not in seen:
-                seen.add(term["value"])
-                values.append((term["value"], term))
-        iris = [v for v, t in values if t.get("type") == "uri"]
+        terms = first_column(result.rows, result.variables)
         triples, chain_entity = await self._evidence(ctx, lineage, result)
-        labels = await ctx.tools["labels_for"]([*iris, *{t.subject for t in triples}, *{t.predicate for t in triples},
-                                             *{t.object for t in triples if not t.object_is_literal}])
-        for t in triples:
-            t.subject_label = labels.get(t.subject, t.subject)
-            t.predicate_label = labels.get(t.predicate, t.predicate)
-            t.object_label = t.object if t.object_is_literal else labels.get(t.object, t.object)
-        answer_values = [AnswerValue(label=labels.get(v, v) if t.get("type") == "uri" else _literal_text(t),
-                                     iri=v if t.get("type") == "uri" else None) for v, t in values]
+        answer_values = await label_answer(ctx.tools, terms, triples)
         names = [a.label for a in answer_values]
         matches, confidence = self._reading(lineage)
         evidence = Evidence(matches=matches, triples=triples,
@@ -339,23 +324,9 @@ def turns_at_a_shared_node(matches: list[RelationMatch]) -> bool:
     return any(a.direction != b.direction for a, b in zip(matches, matches[1:], strict=False))
 
 
-def _literal_text(term: dict[str, Any]) -> str:
-    """A literal as a person reads it: yes/no for booleans, numbers without a trailing ".0"."""
-    value = str(term.get("value", ""))
-    dt = (term.get("datatype") or "").rsplit("#", 1)[-1]
-    if dt == "boolean":
-        return "Yes" if value in ("true", "1") else "No"
-    if dt in ("decimal", "double", "float") and value.endswith(".0"):
-        return value[:-2]
-    return value
-
-
 def _grounded(lineage: Lineage, triples: list[EvidenceTriple], values: list[AnswerValue],
               matches: list[RelationMatch]) -> bool:
-    """A count or a yes/no is grounded by the set it counted or checked, along named relations;
-    any other answer by triples that reach every value (``grounded_by``)."""
+    """Grounded as the chosen reading's graph says (a chain: triples reaching every value)."""
     template = lineage.ancestor(SparqlTemplate)
     graph = template.reading.graph if template is not None and template.reading is not None else None
-    if graph is not None and (graph.form == "ask" or graph.aggregate is not None):
-        return bool(triples) and all(m.words for m in matches)
-    return grounded_by(triples, values, matches)
+    return reading_grounded(graph, triples, values, matches)

@@ -34,12 +34,12 @@ from kgteam.protocols.payloads import (
     SparqlTemplate,
     TriplePatterns,
 )
-from kgteam.protocols.query_graph import XSD
 from kgteam.roles.base import Role, RoleContext
 from kgteam.roles.choice import Option, choose
 from kgteam.roles.contract import handles
 from kgteam.roles.semantic import SemanticLayer, SemanticSettings, spot_mentions
 from kgteam.roles.semantic.mentions import mention_in
+from kgteam.roles.semantic.reading_answer import run_reading
 from kgteam.roles.semantic.similarity import team_similarity
 from kgteam.roles.semantic.text import normalise
 from kgteam.roles.triad.templates import (
@@ -51,7 +51,6 @@ from kgteam.roles.triad.templates import (
     parse_chain,
     relation_bindings,
 )
-from kgteam.tools.query_builder import compile_query
 from kgteam.tools.types import RDFTerm, SparqlResult, ToolError
 
 
@@ -183,18 +182,11 @@ class DecisionMaker(Role[DecisionMakerSettings]):
             return [QueryCandidates(queries=[], selected=None),
                     QueryResult(sparql="", outcome="empty_result", error=reading.explanation)]
         try:
-            sparql = compile_query(reading.graph)
-            res = await ctx.tools["run_sparql"](sparql, limit=self.settings.query_limit)
+            ran = await run_reading(ctx.tools, reading, self.settings.query_limit)
         except ToolError as exc:
             return [QueryCandidates(queries=[], selected=None),
                     QueryResult(sparql="", outcome="query_error", error=str(exc))]
-        if res.boolean is not None:
-            rows = [{"answer": {"type": "literal", "value": "true" if res.boolean else "false",
-                                "datatype": XSD + "boolean"}}]
-            variables = ["answer"]
-        else:
-            rows = [{k: v.model_dump(exclude_none=True) for k, v in row.items()} for row in res.rows]
-            variables = list(res.variables)
+        sparql, variables, rows = ran.sparql, ran.variables, ran.rows
         ctx.trace.record("queries", role=self.instance_name, executed=1, nonempty=int(bool(rows)),
                          shape=reading.graph.shape)
         query = CandidateQuery(sparql=sparql, key=reading.key, entity=(reading.graph.topics or [None])[0],

@@ -31,13 +31,13 @@ from kgteam.roles.base import Role, RoleContext
 from kgteam.roles.choice import produce
 from kgteam.roles.contract import handles
 from kgteam.roles.semantic import Mention, SemanticLayer, SemanticSettings, spot_mentions
+from kgteam.roles.semantic.reading_answer import read_graph
 from kgteam.roles.semantic.shape import read_shape
 from kgteam.roles.semantic.shaped import ShapedReader, mask_mentions, not_shape_words
 from kgteam.roles.semantic.similarity import team_similarity
 from kgteam.roles.semantic.text import normalise
 from kgteam.roles.triad.parsing import ParsePlan, plan_from_paths
 from kgteam.roles.triad.templates import TemplateError, chain_template, parse_chain
-from kgteam.tools.types import ToolError
 
 
 class GeneralistSettings(BaseModel):
@@ -126,16 +126,7 @@ class Generalist(Role[GeneralistSettings]):
         if not self.settings.shapes or not question.strip() or hint.hops is not None or hint.k is not None:
             return None
         reader = ShapedReader(ctx.tools, team_similarity(ctx.tools))
-        try:
-            shaped = await reader.read(question, paths, mentions)
-        except ToolError as exc:
-            ctx.trace.record("shape_failed", role=self.instance_name, error=str(exc))
-            return None
-        if shaped is None:
-            return None
-        return GraphReading(graph=shaped.graph, confidence=min(1.0, max(0.0, shaped.confidence)),
-                            explanation=shaped.explanation, matches=shaped.matches, key=shaped.key,
-                            evidence_graph=shaped.evidence_graph, guess_only=shaped.guess_only)
+        return await read_graph(reader, question, paths, mentions, ctx.trace, self.instance_name)
 
     async def _model_parse(self, ctx: RoleContext, question: str, mentions: list[Mention],
                            det: ParsePlan, hint: RetryHint, sure: bool) -> ParsePlan:
