@@ -15,8 +15,9 @@ an answer now withheld.
     .venv/bin/python benchmarks/calibration.py runs/m1.jsonl runs/m2.jsonl runs/wc-p1.jsonl > calibration.json
 
 With ``--fit RUN [RUN ...]`` one map is fitted on those run files (another seed's questions, say)
-instead, and measured on every positional run file, none of which it saw; ``--write-map PATH``
-saves it (what ``kgteam/data/calibration-triad-none.json`` is made with, see docs/benchmarks.md).
+instead, and measured on every positional run file, none of which it saw (``--balance``: each
+fitting run file counts the same; ``--min-share S``: no step of the map rests on less than that
+share of the pairs); ``--write-map PATH`` saves it (what ``kgteam/data/calibration-triad-none.json`` is made with, see docs/benchmarks.md).
 Pairs are the scorer's raw scores (``raw_confidence`` when a run applied a map), so "before" is
 the raw scorer and "after" the map, whatever map the runs used.
 """
@@ -29,7 +30,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from kgteam.eval.calibration import CalibrationInputError, fit_isotonic, pairs_from_runs
+from kgteam.eval.calibration import CalibrationInputError, fit_isotonic, pairs_from_runs, set_weights
 from kgteam.eval.metrics import CONFIDENT, brier_score, expected_calibration_error
 from kgteam.eval.report import latest_records
 from kgteam.eval.runner import RunRecord, read_meta, read_run
@@ -88,6 +89,11 @@ def main(argv: list[str] | None = None) -> int:
                         help="fit one map on these run files and measure it on the positional ones")
     parser.add_argument("--write-map", type=Path, default=None, help="with --fit: save the fitted map here")
     parser.add_argument("--name", default="", help="with --write-map: the name answers will carry")
+    parser.add_argument("--balance", action="store_true", help="with --fit: each run file counts the same")
+    parser.add_argument("--min-width", type=float, default=0.0,
+                        help="with --fit: the least span of scores one step of the map may cover")
+    parser.add_argument("--min-share", type=float, default=0.0,
+                        help="with --fit: the least share of the pairs one step of the map may rest on")
     args = parser.parse_args(argv)
     sets: dict[str, Path] = {}
     for path in args.runs:
@@ -95,7 +101,7 @@ def main(argv: list[str] | None = None) -> int:
         sets[name if name not in sets else f"{name}#{path.stem}"] = path
     try:
         pairs = {name: pairs_from_runs([path]) for name, path in sets.items()}
-        fit_pairs = pairs_from_runs(args.fit) if args.fit else None
+        fit_groups = [pairs_from_runs([p]) for p in args.fit] if args.fit else None
     except CalibrationInputError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
@@ -103,10 +109,13 @@ def main(argv: list[str] | None = None) -> int:
     out: dict[str, Any] = {"benchmark": "calibration", "threshold": args.threshold, "bins": args.bins,
                            "method": method, "sets": {}}
     fixed = None
-    if fit_pairs is not None:
-        fixed = fit_isotonic(fit_pairs, sets=[str(p) for p in args.fit])
+    fit_pairs = [p for g in fit_groups for p in g] if fit_groups else None
+    if fit_groups and fit_pairs:
+        fixed = fit_isotonic(fit_pairs, sets=[str(p) for p in args.fit], min_share=args.min_share,
+                             min_width=args.min_width,
+                             weights=set_weights(fit_groups) if args.balance else None)
         fixed.name = args.name
-        out["fitted_on"] = {"runs": [str(p) for p in args.fit], "n": len(fit_pairs)}
+        out["fitted_on"] = {"runs": [str(p) for p in args.fit], "n": len(fit_pairs), "method": fixed.fitted_on.method}
         if args.write_map:
             fixed.dump(args.write_map)
             out["map"] = str(args.write_map)
@@ -124,7 +133,7 @@ def main(argv: list[str] | None = None) -> int:
         }
     everything = [p for ps in pairs.values() for p in ps]
     pooled = fixed or fit_isotonic(everything, sets=list(sets))
-    out["pooled_map"] = {"n": len(everything), "xs": [round(x, 4) for x in pooled.xs],
+    out["pooled_map"] = {"n": pooled.fitted_on.n, "xs": [round(x, 4) for x in pooled.xs],
                          "ys": [round(y, 4) for y in pooled.ys]}
     print(json.dumps(out, indent=2))
     return 0

@@ -22,6 +22,11 @@ def register(app: typer.Typer) -> None:
         holdout: Annotated[list[Path] | None, typer.Option(
             "--holdout", help="run file(s) the map is not fitted on, to measure it on (repeatable)")] = None,
         bins: Annotated[int, typer.Option("--bins", min=2, max=100, help="equal-width bins of the ECE")] = 10,
+        min_width: Annotated[float, typer.Option(
+            "--min-width", min=0.0, max=1.0,
+            help="merge steps of the map narrower than this span of scores (the shipped map: 0.01)")] = 0.0,
+        min_share: Annotated[float, typer.Option(
+            "--min-share", min=0.0, max=1.0, help="merge steps resting on less than this share of the pairs")] = 0.0,
     ) -> None:
         """Fit an isotonic map from answer confidence to the probability of being right; print ECE before/after."""
         from kgteam.eval.calibration import (
@@ -37,7 +42,7 @@ def register(app: typer.Typer) -> None:
         except CalibrationInputError as exc:
             console.print(f"[red]error:[/red] {exc}")
             raise typer.Exit(2) from None
-        mapping = fit_isotonic(pairs, sets=[str(r) for r in runs])
+        mapping = fit_isotonic(pairs, sets=[str(r) for r in runs], min_width=min_width, min_share=min_share)
         try:
             out.parent.mkdir(parents=True, exist_ok=True)
             mapping.dump(out)

@@ -23,21 +23,23 @@ class CalibrationInputError(ValueError):
     """Run files that give nothing to fit or measure; the message says which and why."""
 
 
-def pool_adjacent_violators(xs: Sequence[float], ys: Sequence[float]) -> list[tuple[float, float, float, float]]:
+def pool_adjacent_violators(xs: Sequence[float], ys: Sequence[float],
+                            weights: Sequence[float] | None = None) -> list[tuple[float, float, float, float]]:
     """Least-squares non-decreasing fit of ``ys`` over ``xs``: blocks ``(x_low, x_high, y, weight)``.
 
     Pairs with the same x are pooled first (one score, one probability); then neighbouring blocks
     whose means fall are merged until the means rise, each merge taking the weighted mean.
+    ``weights`` (default 1 each) say how much each pair counts.
     """
     order = sorted(range(len(xs)), key=lambda i: xs[i])
-    blocks: list[list[float]] = []  # [x_low, x_high, sum_y, weight]
+    blocks: list[list[float]] = []  # [x_low, x_high, sum_wy, weight]
     for i in order:
-        x, y = float(xs[i]), float(ys[i])
+        x, y, w = float(xs[i]), float(ys[i]), float(weights[i]) if weights is not None else 1.0
         if blocks and blocks[-1][1] == x:
-            blocks[-1][2] += y
-            blocks[-1][3] += 1
+            blocks[-1][2] += w * y
+            blocks[-1][3] += w
         else:
-            blocks.append([x, x, y, 1.0])
+            blocks.append([x, x, w * y, w])
         while len(blocks) > 1 and blocks[-2][2] / blocks[-2][3] >= blocks[-1][2] / blocks[-1][3]:
             last = blocks.pop()
             blocks[-1][1] = last[1]
@@ -46,19 +48,65 @@ def pool_adjacent_violators(xs: Sequence[float], ys: Sequence[float]) -> list[tu
     return [(lo, hi, s / w, w) for lo, hi, s, w in blocks]
 
 
-def fit_isotonic(pairs: Sequence[tuple[float, bool]], *, sets: Sequence[str] = ()) -> CalibrationMap:
-    """The map fitted on ``pairs``: each block's ends become breakpoints at the block's mean."""
+def merge_small_blocks(blocks: list[tuple[float, float, float, float]], min_share: float = 0.0,
+                       min_width: float = 0.0) -> list[tuple[float, float, float, float]]:
+    """Merge each block holding less than ``min_share`` of the weight, or spanning less than
+    ``min_width`` of the score, into the neighbour nearest in probability, until none is left: a
+    step fitted on a handful of pairs, or on scores 0.0003 apart, is noise (one set's cluster of
+    answers at one score), not something a new KG will repeat. Stays monotone."""
+    out = [list(b) for b in blocks]
+    total = sum(b[3] for b in out)
+
+    def span(k: int) -> float:  # the scores a block answers for: from the block below's top to its own
+        return out[k][1] - (out[k - 1][1] if k else 0.0)
+
+    def small(k: int) -> bool:
+        return out[k][3] < min_share * total or span(k) < min_width
+
+    while len(out) > 1 and any(small(k) for k in range(len(out))):
+        i = min((k for k in range(len(out)) if small(k)), key=lambda k: (span(k), out[k][3]))
+        if i == 0:
+            j = 1
+        elif i == len(out) - 1:
+            j = i - 1
+        else:
+            j = i - 1 if out[i][2] - out[i - 1][2] <= out[i + 1][2] - out[i][2] else i + 1
+        a, b = sorted((i, j))
+        w = out[a][3] + out[b][3]
+        out[a:b + 1] = [[out[a][0], out[b][1], (out[a][2] * out[a][3] + out[b][2] * out[b][3]) / w, w]]
+    return [(lo, hi, y, w) for lo, hi, y, w in out]
+
+
+def fit_isotonic(pairs: Sequence[tuple[float, bool]], *, sets: Sequence[str] = (),
+                 weights: Sequence[float] | None = None, min_share: float = 0.0,
+                 min_width: float = 0.0) -> CalibrationMap:
+    """The map fitted on ``pairs``: each block's ends become breakpoints at the block's mean.
+    ``weights``: per pair (e.g. each set counting the same); ``min_share``: the least share of the
+    weight a step may rest on; ``min_width``: the least span of scores (0, 0: plain isotonic
+    regression)."""
     if not pairs:
         raise CalibrationInputError("no (confidence, correct) pairs to fit on")
-    blocks = pool_adjacent_violators([c for c, _ in pairs], [float(ok) for _, ok in pairs])
+    blocks = pool_adjacent_violators([c for c, _ in pairs], [float(ok) for _, ok in pairs], weights)
+    if min_share > 0 or min_width > 0:
+        blocks = merge_small_blocks(blocks, min_share, min_width)
     xs: list[float] = []
     ys: list[float] = []
     for lo, hi, y, _ in blocks:
         for x in (lo, hi) if hi > lo else (lo,):
             xs.append(x)
             ys.append(min(1.0, max(0.0, y)))
-    fitted = FittedOn(sets=list(sets), n=len(pairs), date=datetime.now(UTC).isoformat(timespec="seconds"))
+    method = "isotonic" + (", sets weighted equally" if weights is not None else "") + (
+        f", steps of >= {min_share:.0%} of the weight" if min_share > 0 else "") + (
+        f", steps >= {min_width} wide" if min_width > 0 else "")
+    fitted = FittedOn(sets=list(sets), n=len(pairs), date=datetime.now(UTC).isoformat(timespec="seconds"),
+                      method=method)
     return CalibrationMap(xs=xs, ys=ys, fitted_on=fitted)
+
+
+def set_weights(groups: Sequence[Sequence[tuple[float, bool]]]) -> list[float]:
+    """Weights that make each group (a run file, a set) count the same, whatever its size: a map
+    for KGs nobody fitted should not lean toward the set that happened to have most questions."""
+    return [1.0 / len(g) for g in groups for _ in g]
 
 
 def apply_map(mapping: CalibrationMap, pairs: Sequence[tuple[float, bool]]) -> list[tuple[float, bool]]:

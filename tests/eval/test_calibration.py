@@ -286,3 +286,23 @@ def test_benchmark_leaves_each_set_out(tmp_path, capsys):
         assert before["wrong_at_90"] > 0.005 and after["wrong_at_90"] < before["wrong_at_90"]
         assert before["abstention"] == 0.0 and after["abstention"] > 0.3  # low calibrated scores abstain
     assert bench.main([str(tmp_path / "missing.jsonl")]) == 2
+
+
+def test_narrow_or_thin_steps_are_merged_into_their_nearest_neighbour():
+    from kgteam.eval.calibration import fit_isotonic, set_weights
+
+    # a cluster of wrong answers at 0.994 between right ones at 0.993 and 0.995: plain isotonic
+    # regression makes a step of it; steps narrower than 0.01 of the score are merged away
+    pairs = [(0.2, False)] * 30 + [(0.2, True)] * 10 + [(0.993, True)] * 20 + [(0.994, False)] * 10 + \
+        [(0.995, True)] * 20 + [(1.0, True)] * 10
+    plain = fit_isotonic(pairs)
+    assert len(set(plain.ys)) > 2
+    coarse = fit_isotonic(pairs, min_width=0.01)
+    assert coarse.calibrate(0.2) == 0.25  # 10 of 40 right
+    assert coarse.calibrate(0.9935) == coarse.calibrate(1.0) == 50 / 60  # one step for all stated answers
+    assert "0.01 wide" in coarse.fitted_on.method
+    thin = fit_isotonic(pairs, min_share=0.5)
+    assert len(set(thin.ys)) <= 2
+    # each group counts the same, whatever its size
+    weights = set_weights([[(0.9, True)] * 90, [(0.9, False)] * 10])
+    assert fit_isotonic([(0.9, True)] * 90 + [(0.9, False)] * 10, weights=weights).calibrate(0.9) == pytest.approx(0.5)
