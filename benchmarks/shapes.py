@@ -254,6 +254,10 @@ def summarize(rows: Sequence[dict[str, Any]]) -> dict[str, Any]:
             "errors": sum(r["outcome"] == "error" for r in graded),
             "wrong_at_conf_ge_0_9": sum(r["outcome"] == "wrong-stated" and (r["confidence"] or 0) >= HIGH_CONFIDENCE
                                         for r in graded),
+            # the same on the scorer's own score, before the team's calibration map
+            "wrong_at_raw_ge_0_9": sum(r["outcome"] == "wrong-stated" and (
+                r.get("raw_confidence") if r.get("raw_confidence") is not None else r["confidence"] or 0
+            ) >= HIGH_CONFIDENCE for r in graded),
             "mean_confidence": round(statistics.fmean(conf), 4) if conf else None,
             "mean_confidence_stated": round(statistics.fmean(stated_conf), 4) if stated_conf else None,
             # stated answers only: an abstention's guess is not graded here
