@@ -14,7 +14,7 @@ demo: $(STAMP)
 test: $(STAMP)
 	bash scripts/system-deps.sh
 	$(VENV)/bin/ruff check kgteam tests benchmarks examples
-	$(VENV)/bin/pytest
+	$(VENV)/bin/pytest -n 2
 
 lint: $(STAMP)
 	$(VENV)/bin/ruff check kgteam tests benchmarks examples
