@@ -71,7 +71,7 @@ def answer_renderable(answer: Answer, *, max_triples: int = 12, show_queries: bo
     if answer.confidence is not None:
         said = f"confidence: {answer.confidence:.2f}"
         if answer.raw_confidence is not None:  # a probability from the team's map, not the score itself
-            said += f" (calibrated by {answer.calibration}; score {answer.raw_confidence:.2f})"
+            said += f" (calibrated by {answer.calibration or 'a map'}; score {answer.raw_confidence:.2f})"
         parts.append(Text(said, style="dim"))
     if answer.error and answer.error not in (answer.text or ""):  # a failed run's text already says it
         parts.append(Text(f"error: {answer.error}", style="red"))

@@ -101,7 +101,7 @@ def _resolve_paths(data: dict[str, Any], base_dir: Path) -> None:
     if isinstance(kg, dict):
         fix(kg.get("labels"), "path")
     fix(data.get("model"), "script")
-    if isinstance(data.get("calibration"), str) and data["calibration"].strip().lower() not in ("auto", "none"):
+    if isinstance(data.get("calibration"), str) and data["calibration"].strip().lower() not in ("", "auto", "none"):
         fix(data, "calibration")
     if isinstance(data.get("sessions"), str) and data["sessions"].strip():
         with contextlib.suppress(SessionStoreError):  # a malformed URL is reported by the schema check

@@ -307,6 +307,13 @@ class TeamSpec(_Strict):
                                  "(SQLite), or postgresql://USER@HOST:PORT/DB (default: the CLI's "
                                  "<home>/sessions.sqlite; in memory from Python)")
 
+    @field_validator("calibration")
+    @classmethod
+    def _calibration(cls, value: str) -> str:
+        if not value.strip():
+            raise ValueError("'calibration' is empty: give 'auto', 'none' or a map file written by `kgteam calibrate`")
+        return value
+
     @field_validator("sessions")
     @classmethod
     def _session_url(cls, value: str | None) -> str | None:

@@ -25,7 +25,7 @@ from typing import Any
 from kgteam.eval.report import LoadedRun
 
 FORMATS = {".csv": "csv", ".jsonl": "jsonl"}
-COLUMNS = ("run", "id", "question", "gold", "answer", "answer_values", "answer_status", "confidence", "guess",
+COLUMNS = ("run", "id", "question", "gold", "answer", "answer_values", "answer_status", "confidence", "raw_confidence", "guess",
            "guess_correct", "reading", "sparql", "grade", "decided_by", "stopped_by", "grounded_claimed",
            "grounded_checked", "llm_calls", "tokens", "seconds", "queued_seconds", "error")
 LIST_SEPARATOR = " | "  # several gold answers or answer values in one CSV cell
@@ -49,7 +49,7 @@ def answer_rows(runs: Sequence[LoadedRun]) -> list[dict[str, Any]]:
                 "run": run.name, "id": r.id, "question": r.question, "gold": [g.display() for g in r.gold],
                 "answer": r.answer_text, "answer_values": [v.label for v in r.answer_values],
                 "answer_status": r.answer_status if r.status == "ok" else "error",
-                "confidence": r.confidence, "guess": [v.label for v in r.guess], "guess_correct": r.guess_correct,
+                "confidence": r.confidence, "raw_confidence": r.raw_confidence, "guess": [v.label for v in r.guess], "guess_correct": r.guess_correct,
                 "reading": r.reading, "sparql": r.sparql,
                 "grade": r.grading.grade if r.grading else None,
                 "decided_by": r.grading.decided_by if r.grading else None,

@@ -86,6 +86,8 @@ def fit_isotonic(pairs: Sequence[tuple[float, bool]], *, sets: Sequence[str] = (
     regression)."""
     if not pairs:
         raise CalibrationInputError("no (confidence, correct) pairs to fit on")
+    if weights is not None and (len(weights) != len(pairs) or any(not w > 0 for w in weights)):
+        raise CalibrationInputError("weights: one positive weight per pair")
     blocks = pool_adjacent_violators([c for c, _ in pairs], [float(ok) for _, ok in pairs], weights)
     if min_share > 0 or min_width > 0:
         blocks = merge_small_blocks(blocks, min_share, min_width)

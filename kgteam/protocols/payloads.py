@@ -737,8 +737,8 @@ class Answer(Payload):
     def _stated_with_confidence(self, info: ValidationInfo) -> Answer:
         stored = isinstance(info.context, dict) and info.context.get("stored")
         if self.status == "answered" and self.confidence is None and not stored:
-            raise ValueError("an answer with status 'answered' needs a confidence (0..1): the scorer's score "
-                             "until calibration lands; say status='unknown' for no answer")
+            raise ValueError("an answer with status 'answered' needs a confidence (0..1): the scorer's score, "
+                             "which the team's calibration map turns into a probability; say status='unknown' for no answer")
         return self
 
     def summary(self) -> str:

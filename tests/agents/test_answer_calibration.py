@@ -74,3 +74,11 @@ def test_a_new_map_is_fitted_on_the_raw_scores_of_a_calibrated_run(tmp_path):
     run.write_text(right.model_dump_json() + "\n", encoding="utf-8")
     assert right.calibration_pair() == (0.3, True)  # what the eval measures: the stated probability
     assert pairs_from_runs([run]) == [(0.95, True)]  # what a map is fitted on: the scorer's score
+
+
+def test_a_blank_calibration_setting_is_a_clear_error_in_the_team_file():
+    from kgteam.config.loader import TeamConfigError, load_team_text
+
+    with pytest.raises(TeamConfigError, match="'calibration' is empty"):
+        load_team_text("name: t\nplaybook: triad\ncalibration: '  '\n", check_installed=False)
+    assert load_team_text("name: t\nplaybook: triad\n", check_installed=False).calibration == "auto"

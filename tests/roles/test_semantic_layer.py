@@ -110,3 +110,23 @@ def test_short_words_are_not_misspelt_names():
     assert near_hits(hits, "Asp") == []  # 3 letters: no edit allowed
     assert near_hits(hits, "Old Elk") == [E + "Elm"]  # 7 letters: one edit
     assert near_hits(hits, "Odd Elk") == []  # two edits in 7 letters: too many
+
+
+def test_a_kind_word_names_the_end_a_relation_points_at_not_the_end_it_comes_from():
+    from kgteam.roles.semantic.paths import PathStep
+    from kgteam.roles.semantic.scoring import QuestionScorer, _singulars
+    from kgteam.roles.semantic.text import Unit
+
+    assert {"movie", "company", "box"} <= _singulars("movies") | _singulars("companies") | _singulars("boxes")
+    assert "plays" not in _singulars("players")  # the agent noun is not the verb's plural
+
+    def names_end(word: str, label: str, direction: str) -> bool:
+        unit = Unit(text=word, positions=(1,), order=(0, 0))
+        scorer = QuestionScorer([], [unit], [label], [[1.0]], sameness=False, type_positions={1}, kind_heads={1})
+        return scorer._names_end(0, PathStep(predicate=f"http://e/{label}", direction=direction, label=label))
+
+    assert names_end("country", "is in country", "out")  # "which country is X in": what it points at
+    assert names_end("players", "plays for country", "in")  # "how many players does X have": who plays
+    assert not names_end("clubs", "plays in club", "in")  # walked back it ends at players, not clubs
+    assert not names_end("movies", "appears in movie", "in")  # the label's own noun, plural
+    assert not names_end("directors", "directed by", "in")  # a passive label's agent is the other end

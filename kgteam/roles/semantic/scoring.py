@@ -81,14 +81,18 @@ def lexical_similarity(unit: str, label: str) -> float:
     return hits / len(u)
 
 
-def _singular(word: str) -> str:
-    """A plural noun's singular by the regular English endings (a stem would join "players" and
-    "plays"; this keeps them apart)."""
-    if word.endswith("ies") and len(word) > 4:
-        return word[:-3] + "y"
-    if word.endswith(("ses", "xes", "ches", "shes")):
-        return word[:-2]
-    return word[:-1] if word.endswith("s") and not word.endswith("ss") else word
+def _singulars(word: str) -> set[str]:
+    """The word and what its singular may be by the regular English endings ("movies" -> movie,
+    "companies" -> company, "boxes" -> box); a stem would join "players" and "plays", this keeps
+    them apart."""
+    forms = {word}
+    if word.endswith("s") and not word.endswith("ss"):
+        forms.add(word[:-1])
+        if word.endswith("es"):
+            forms.add(word[:-2])
+        if word.endswith("ies"):
+            forms.add(word[:-3] + "y")
+    return forms
 
 
 @functools.lru_cache(maxsize=50_000)
@@ -195,7 +199,7 @@ class QuestionScorer:
         if step.direction == "out":
             return True
         label_words = set(step.label.lower().replace("_", " ").split())
-        own_noun = all(_singular(w) in label_words or w in label_words for w in self.units[i].text.split())
+        own_noun = all(_singulars(w) & label_words for w in self.units[i].text.split())
         return not own_noun and "by" not in label_words
 
     def can_name(self, i: int, label: str, *, last: bool = False) -> bool:

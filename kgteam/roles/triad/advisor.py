@@ -112,7 +112,7 @@ class Advisor(Role[AdvisorSettings]):
             ctx.trace.record("abstain", role=self.instance_name, reason="the answer is the question's own entity")
             return Answer(text=f"I don't know: my reading of the question only leads back to "
                                f"{answer_list(names, 5)}, which the question itself names.",
-                          status="unknown", grounded=False, confidence=0.0 if confidence is None else confidence,
+                          status="unknown", grounded=False, confidence=None,  # a rule decided, not a score
                           guess=answer_values, evidence=evidence,
                           fallbacks=fallback_keys(getattr(ctx.trace, "events", [])))
         if confidence is not None and confidence < self.settings.min_confidence:
