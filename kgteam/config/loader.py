@@ -155,6 +155,14 @@ def check_names(spec: TeamSpec, loaded: LoadedYaml, source: str) -> list[ConfigI
         elif name:
             _check_backend_options(spec, loc, add)
 
+    if spec.calibration.strip().lower() not in ("auto", "none"):
+        from kgteam.protocols.calibration import CalibrationError, CalibrationMap
+
+        try:
+            CalibrationMap.load(spec.calibration)
+        except CalibrationError as exc:
+            add(("calibration",), f"{exc} (give 'auto', 'none' or a map file written by `kgteam calibrate`)")
+
     if spec.playbook and spec.playbook not in playbook_names():
         known = playbook_names()
         close = difflib.get_close_matches(spec.playbook, known, n=1)

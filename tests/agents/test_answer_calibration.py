@@ -82,3 +82,15 @@ def test_a_blank_calibration_setting_is_a_clear_error_in_the_team_file():
     with pytest.raises(TeamConfigError, match="'calibration' is empty"):
         load_team_text("name: t\nplaybook: triad\ncalibration: '  '\n", check_installed=False)
     assert load_team_text("name: t\nplaybook: triad\n", check_installed=False).calibration == "auto"
+
+
+def test_validate_reports_a_calibration_map_that_cannot_be_read(tmp_path):
+    from kgteam.config.loader import TeamConfigError, load_team
+
+    (tmp_path / "broken.json").write_text("{not json", encoding="utf-8")
+    team = tmp_path / "team.yaml"
+    team.write_text("name: t\nplaybook: triad\ncalibration: broken.json\n", encoding="utf-8")
+    with pytest.raises(TeamConfigError, match=r"team\.yaml:3.*broken\.json: not JSON"):
+        load_team(team)
+    CalibrationMap(xs=[0.0, 1.0], ys=[0.2, 0.8]).dump(tmp_path / "broken.json")
+    assert load_team(team).calibration == str(tmp_path / "broken.json")
