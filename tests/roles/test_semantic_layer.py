@@ -130,3 +130,17 @@ def test_a_kind_word_names_the_end_a_relation_points_at_not_the_end_it_comes_fro
     assert not names_end("clubs", "plays in club", "in")  # walked back it ends at players, not clubs
     assert not names_end("movies", "appears in movie", "in")  # the label's own noun, plural
     assert not names_end("directors", "directed by", "in")  # a passive label's agent is the other end
+
+
+def test_the_kind_noun_is_the_word_after_the_wh_word_or_a_compound_before_an_auxiliary():
+    from kgteam.roles.semantic.layer import kind_heads
+    from kgteam.roles.semantic.text import tokenize
+
+    def heads(q: str) -> list[str]:
+        toks = tokenize(q)
+        return [toks[i].text for i in sorted(kind_heads(toks))]
+
+    assert heads("Which country is Club America in?") == ["country"]
+    assert heads("which football club does Brad Guzan play for?") == ["football", "club"]
+    assert heads("Which forwards play for Mexico?") == ["forwards"]  # "play" is the verb
+    assert heads("How many players does Brazil have?") == ["players"]

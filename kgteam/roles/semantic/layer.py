@@ -81,12 +81,23 @@ def type_positions(tokens: list[Token], span: tuple[int, int] | None = None) -> 
     return out
 
 
+_AUXILIARY = frozenset({"is", "are", "was", "were", "does", "do", "did", "has", "have", "had"})
+
+
 def kind_heads(tokens: list[Token]) -> set[int]:
-    """The word right after a determiner question word ("which *country*", "how many *players*"):
-    the noun that says what the answer is. The word after it may be the verb ("which forwards
-    *play*"), so only this one may say what a relation points at."""
-    return {i + 1 for i, t in enumerate(tokens[:-1]) if t.lower in DETERMINER_WH and is_content(tokens[i + 1])
-            and tokens[i + 1].lower not in WH_WORDS}
+    """The noun that says what the answer is: the word right after a determiner question word
+    ("which *country*", "how many *players*"), and the next one too when an auxiliary follows it
+    ("which football *club* does X play for"). Otherwise the next word may be the verb ("which
+    forwards *play* for"), which says nothing about what a relation points at."""
+    out: set[int] = set()
+    for i, t in enumerate(tokens[:-1]):
+        if t.lower not in DETERMINER_WH or not is_content(tokens[i + 1]) or tokens[i + 1].lower in WH_WORDS:
+            continue
+        out.add(i + 1)
+        if (i + 3 < len(tokens) and is_content(tokens[i + 2]) and tokens[i + 2].lower not in WH_WORDS
+                and tokens[i + 3].lower in _AUXILIARY):
+            out.add(i + 2)
+    return out
 
 
 class SemanticLayer:
