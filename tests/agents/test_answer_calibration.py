@@ -60,6 +60,7 @@ def test_auto_uses_the_shipped_map_only_for_the_scorer_it_was_fitted_on(orchard_
     assert shipped is not None, f"kgteam/data/{builtin_map_name('triad', 'none')} is shipped"
     assert shipped.fitted_on.n > 0 and shipped.name.startswith("builtin:")
     assert resolve_calibration("auto", playbook="triad", model="model") is None  # a model's scores are its own
+    assert resolve_calibration("auto", playbook="kerag", model="none").name == "builtin:kerag-none"
     assert resolve_calibration("auto", playbook="no-such-playbook", model="none") is None
     assert resolve_calibration("none", playbook="triad", model="none") is None
     answer = _ask(orchard_home, "auto")
