@@ -20,19 +20,12 @@ import httpx
 
 from kgteam.eval.catalogue import CatalogueEntry, DatasetFile
 from kgteam.eval.items import DatasetError
+from kgteam.tools.loading.sources import sha256_file
 
 CHUNK = 1 << 16
 Outcome = Literal["downloaded", "verified"]
 # (file, bytes so far, total or None): called as bytes arrive, for a progress bar
 OnBytes = Callable[[DatasetFile, int, int | None], None]
-
-
-def sha256_of(path: Path) -> str:
-    digest = hashlib.sha256()
-    with open(path, "rb") as fh:
-        for block in iter(lambda: fh.read(CHUNK), b""):
-            digest.update(block)
-    return digest.hexdigest()
 
 
 def _by_hand(name: str, f: DatasetFile, dest: Path) -> str:
@@ -45,7 +38,7 @@ def fetch_file(name: str, f: DatasetFile, root: Path, *, force: bool = False, cl
     """One file of dataset ``name`` into ``root``: verified in place, or downloaded and verified."""
     dest = root / f.path
     if dest.exists() and not force:
-        actual = sha256_of(dest)
+        actual = sha256_file(dest)
         if actual != f.sha256:
             raise DatasetError(f"{dest} is there but its sha256 is {actual}, not the pinned {f.sha256}: it is "
                                f"another version or a damaged copy. Remove it, or run `kgteam datasets get {name} "

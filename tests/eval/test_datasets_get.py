@@ -137,7 +137,7 @@ def test_the_shipped_catalogue_pins_every_named_set():
 def test_the_pins_match_the_shared_copies_of_the_public_files():
     """The shared data holds byte-identical copies of the public files: each pin must be their hash."""
     from kgteam.eval.datasets import default_data_dir
-    from kgteam.eval.download import sha256_of
+    from kgteam.tools.loading.sources import sha256_file as sha256_of
 
     shared = default_data_dir()
     checked = [(f.path, sha256_of(shared / f.path) == f.sha256)
