@@ -29,7 +29,15 @@ from kgteam.roles.semantic.scoring import (
     lexical_similarity,
     phrase_key,
 )
-from kgteam.roles.semantic.text import DETERMINER_WH, WH_WORDS, Token, content_units, has_sameness, is_content
+from kgteam.roles.semantic.text import (
+    DETERMINER_WH,
+    WH_WORDS,
+    Token,
+    content_units,
+    has_sameness,
+    is_content,
+    singular,
+)
 from kgteam.tools.types import RelationNames, ToolError
 
 if TYPE_CHECKING:
@@ -77,6 +85,8 @@ def type_positions(tokens: list[Token], span: tuple[int, int] | None = None) -> 
             j = i + 1
             while j < len(tokens) and j <= i + 2 and is_content(tokens[j]) and tokens[j].lower not in WH_WORDS:
                 out.add(j)
+                if singular(tokens[j].lower) != tokens[j].lower:
+                    break  # a plural ends the kind: "which goalkeepers *play* for", not "which river *port*"
                 j += 1
     return out
 
@@ -210,8 +220,9 @@ class SemanticLayer:
             mentions = await spot_mentions(question, self.tools)
         scored: list[tuple[RelationPath, PathScore, Mention]] = []
         for mention in mentions[: self.settings.max_mentions]:
-            # another capitalised name of the question names an entity, never this mention's relation
-            names = [m.span for m in mentions if m is not mention and m.text[:1].isupper()
+            # another capitalised name of the question, or a shared value ("dramas"), names an
+            # entity, never this mention's relation
+            names = [m.span for m in mentions if m is not mention and (m.text[:1].isupper() or m.category)
                      and (m.start > mention.end or m.end < mention.start)]  # not a piece of the same title
             found = await self.candidate_paths(question, mention, [*exclude, *names])
             scored += [(p, s, mention) for p, s in found[:keep]]

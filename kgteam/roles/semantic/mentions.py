@@ -8,13 +8,18 @@ from typing import TYPE_CHECKING
 
 from rapidfuzz.distance import Levenshtein
 
-from kgteam.roles.semantic.text import STOPWORDS, WH_WORDS, Token, normalise, tokenize
+from kgteam.roles.semantic.text import STOPWORDS, WH_WORDS, Token, normalise, singular, tokenize
 from kgteam.tools.types import LabelHit, ToolError
 
 if TYPE_CHECKING:
     from kgteam.tools.toolbox import Toolbox
 
 _LEADING_OK = {"the", "a", "an"}
+# A value shared by many subjects of a relation with few values acts as a category ("goalkeepers"
+# -> the position Goalkeeper); these bounds say "few values" and "many subjects per value".
+CATEGORY_MAX_VALUES = 200
+CATEGORY_SUBJECTS_PER_VALUE = 4
+CATEGORY_MIN_MEMBERS = 3
 
 
 @dataclass
@@ -24,6 +29,7 @@ class Mention:
     end: int
     hits: list[LabelHit] = field(default_factory=list)
     fuzzy: list[str] = field(default_factory=list)  # IRIs whose name is this span up to a typo (no exact one)
+    category: bool = False  # a lower-case noun naming a value many subjects share ("goalkeepers", "drama")
 
     @property
     def span(self) -> tuple[int, int]:
@@ -111,7 +117,64 @@ async def spot_mentions(question: str, tools: Toolbox, *, max_ngram: int = 10, k
             found.append(m)
             for j in range(m.start, m.end):
                 covered[j] = True
+    for m in found:  # "which drama": a common noun naming a shared value is a constraint, not the answer's kind
+        if m.text.islower() and not m.fuzzy:
+            m.category = any([await is_category_value(iri, tools) for iri in m.exact_iris()[:3]])
+    for i, token in enumerate(tokens):  # "which goalkeepers": a plural naming a category value
+        if covered[i] or lower[i] in STOPWORDS or lower[i] in WH_WORDS or not token.text.islower():
+            continue
+        one = singular(lower[i])
+        if one == lower[i] or len(one) < 3:
+            continue
+        try:
+            hits = await tools["search_entities"](one, k=k)
+        except ToolError:
+            continue
+        exact = [h for h in hits if is_exact_hit(h, one)]
+        values = [h for h in exact if await is_category_value(h.iri, tools)]
+        if values:
+            found.append(Mention(token.text, i, i + 1, values, category=True))
+            covered[i] = True
     return found
+
+
+async def is_category_value(iri: str, tools: Toolbox) -> bool:
+    """Whether ``iri`` is a value that many subjects share through a relation with few values
+    (a position, a genre, a rank) rather than a thing of its own: only then may a plural common
+    noun ("goalkeepers", "dramas") stand for it. Read from the KG's own counts, bounded by LIMITs."""
+    if "<" in iri or ">" in iri or " " in iri:
+        return False
+    try:
+        res = await tools["run_sparql"](f"SELECT DISTINCT ?p WHERE {{ ?s ?p <{iri}> }} LIMIT 20")
+    except ToolError:
+        return False
+    for row in res.rows:
+        p = row["p"].value if "p" in row else ""
+        if not p or "<" in p or ">" in p:
+            continue
+        try:
+            members = await _bounded_count(tools, f"SELECT DISTINCT ?s WHERE {{ ?s <{p}> <{iri}> }}",
+                                           CATEGORY_MIN_MEMBERS)
+            if members < CATEGORY_MIN_MEMBERS:
+                continue
+            values = await _bounded_count(tools, f"SELECT DISTINCT ?o WHERE {{ ?s <{p}> ?o }}", CATEGORY_MAX_VALUES + 1)
+            if values > CATEGORY_MAX_VALUES:
+                continue
+            subjects = await _bounded_count(tools, f"SELECT DISTINCT ?s WHERE {{ ?s <{p}> ?o }}",
+                                            values * CATEGORY_SUBJECTS_PER_VALUE)
+        except ToolError:
+            continue
+        if subjects >= values * CATEGORY_SUBJECTS_PER_VALUE:
+            return True
+    return False
+
+
+async def _bounded_count(tools: Toolbox, select: str, bound: int) -> int:
+    """How many rows ``select`` has, counting no further than ``bound``."""
+    res = await tools["run_sparql"](f"SELECT (COUNT(*) AS ?n) WHERE {{ {select} LIMIT {bound} }}")
+    if not res.rows or "n" not in res.rows[0]:
+        return 0
+    return int(res.rows[0]["n"].value)
 
 
 def mention_in(question: str, text: str, iris: list[str]) -> Mention:

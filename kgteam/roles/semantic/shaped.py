@@ -54,7 +54,7 @@ from kgteam.protocols.query_graph import (
 from kgteam.roles.semantic.paths import chain_graph
 from kgteam.roles.semantic.scoring import lexical_similarity
 from kgteam.roles.semantic.shape import ShapeReading, read_shape
-from kgteam.roles.semantic.text import normalise, tokenize
+from kgteam.roles.semantic.text import normalise, singular, tokenize
 from kgteam.tools.iri import RDFS_LABEL, readable_name
 from kgteam.tools.query_builder import compile_query, group
 from kgteam.tools.types import ToolError
@@ -159,6 +159,18 @@ def select_graph(triples: list[Triple], end: Var, *, topics: Sequence[str], kind
                       expected=kind, topics=list(topics))
 
 
+@dataclass
+class _BaseSet:
+    """A set of entities a count, superlative or comparison works on: its SELECT and how sure."""
+
+    graph: QueryGraph
+    end: Var
+    confidence: float
+    explanation: str
+    steps: list[Any]
+    key: str
+
+
 # ---------------------------------------------------------------------------- the reader
 class ShapedReader:
     """Turns a shape reading and the layer's ranked paths into the best query graph for the question."""
@@ -194,11 +206,11 @@ class ShapedReader:
             return await self._ask(shape, paths, mentions)
         if shape.shape == "count":
             counted = AnswerKind(kind="entity", class_iri=klass, class_label=shape.kind_words if klass else None)
-            return await self._count(paths, counted, klass)
+            return await self._count(paths, counted, klass, self._joinable(shape, paths, mentions))
         if shape.shape == "superlative" and shape.order:
-            return await self._ordered(shape, paths, kind, klass)
+            return await self._ordered(shape, paths, kind, klass, self._joinable(shape, paths, mentions))
         if shape.shape == "comparative" and shape.comparison and shape.number:
-            return await self._ordered(shape, paths, kind, klass)
+            return await self._ordered(shape, paths, kind, klass, self._joinable(shape, paths, mentions))
         if shape.negated and len(_by_mention(paths)) >= 2:
             return await self._negation(paths, mentions, kind)
         if (shape.shape == "union" or shape.conjunction == "or") and len(_by_mention(paths)) >= 2:
@@ -349,9 +361,20 @@ class ShapedReader:
         return ShapedReading(graph, conf, f"the best reading that gives {_kind_words(kind)}: {chosen.explain()}",
                              list(chosen.steps), chosen.key)
 
-    async def _count(self, paths: RelationPaths, kind: AnswerKind, klass: str | None) -> ShapedReading | None:
+    async def _count(self, paths: RelationPaths, kind: AnswerKind, klass: str | None,
+                     mentions: Sequence[Any] | None = None) -> ShapedReading | None:
         """How many: the best entity-valued path's end set (of the class counted, when the KG has
-        it), counted; a numeric literal the best path ends in answers as itself."""
+        it), counted; a numeric literal the best path ends in answers as itself. With two topics
+        ("how many *forwards* play for England") the set is what both reach."""
+        if mentions is not None:
+            joined = await self._joined(paths, mentions, kind)
+            if joined is None:
+                return None
+            graph = joined.graph.model_copy(update={"answer": [], "aggregate": Aggregate(function="count",
+                                                                                        var=joined.end),
+                                                    "expected": AnswerKind(kind="number")})
+            return ShapedReading(graph, joined.confidence, f"count of: {joined.explanation}", joined.steps,
+                             joined.key, evidence_graph=joined.graph)
         best = paths.paths[0]
         if _literal_valued(best) and await self._fitting(RelationPaths(paths=[best]), AnswerKind(kind="number")):
             # "how many people live in X": the KG holds the number itself
@@ -468,23 +491,33 @@ class ShapedReader:
         return relations[top], round(1.0 / z if best_per[top] > 0.2 else 0.0, 4)
 
     async def _ordered(self, shape: ShapeReading, paths: RelationPaths, kind: AnswerKind,
-                       klass: str | None) -> ShapedReading | None:
+                       klass: str | None, mentions: Sequence[Any] | None = None) -> ShapedReading | None:
         """A superlative (order by a literal relation, ties kept) or a comparison (filter by it)
-        over the best base set. The ordering relation is the literal step of a ranked path over
-        that set when the question's words named it, else the set's literal relation the ordering
-        words name best."""
-        sets = await self._base_sets(paths, kind)
-        if not sets:
-            return None
-        base_path = sets[0]
-        triples, end = chain_group(base_path)
-        base = Group(triples=triples, filters=_not_topic(end, [base_path.entity]))
+        over the best base set (with two topics, what both reach). The ordering relation is the
+        literal step of a ranked path over that set when the question's words named it, else the
+        set's literal relation the ordering words name best."""
         named = None
-        for p in paths.paths:
-            if p.hops == base_path.hops + 1 and p.steps[-1].words and p.key.startswith(base_path.key + "|") \
-                    and await self._value_like(p):
-                named = p
-                break
+        if mentions is not None:
+            joined = await self._joined(paths, mentions, kind)
+            if joined is None:
+                return None
+            base_set = joined
+        else:
+            sets = await self._base_sets(paths, kind)
+            if not sets:
+                return None
+            base_path = sets[0]
+            tr, e = chain_group(base_path)
+            base_set = _BaseSet(select_graph(tr, e, topics=[base_path.entity], kind=kind), e,
+                                await self._set_confidence(base_path, sets, kind), base_path.explain(),
+                                list(base_path.steps), base_path.key)
+            for p in paths.paths:
+                if p.hops == base_path.hops + 1 and p.steps[-1].words and p.key.startswith(base_path.key + "|") \
+                        and await self._value_like(p):
+                    named = p
+                    break
+        triples, end, topics = list(base_set.graph.where.triples), base_set.end, base_set.graph.topics
+        base = Group(triples=triples, filters=_not_topic(end, topics))
         relations = await self._ordering_relations(base, end)
         words = _ordering_words(shape)
         if named is not None and any(r[0] == named.steps[-1].predicate for r in relations):
@@ -497,7 +530,7 @@ class ShapedReader:
         pred, label, style = rel
         value = Var(name="v")
         extra, key = _value_expr(end, pred, style, value)
-        base_conf = await self._set_confidence(base_path, sets, kind)
+        base_conf = base_set.confidence
         match = RelationMatch(predicate=pred, label=label, words=shape.order_words or None, strength=rel_conf)
         conf = round(base_conf * rel_conf, 4)
         if shape.shape == "comparative":
@@ -507,9 +540,9 @@ class ShapedReader:
             op = shape.comparison or ">"
             where = Group(triples=[*triples, *extra], filters=[
                 *base.filters, Compare(left=key, op=op, right=Lit(value=number, datatype=XSD + "decimal"))])
-            graph = QueryGraph(answer=[end], where=where, expected=kind, topics=[base_path.entity])
-            return ShapedReading(graph, conf, f"{label} {op} {number} among: {base_path.explain()}",
-                                 [*base_path.steps, match], base_path.key + f"|{op}{number}",
+            graph = QueryGraph(answer=[end], where=where, expected=kind, topics=list(topics))
+            return ShapedReading(graph, conf, f"{label} {op} {number} among: {base_set.explanation}",
+                                 [*base_set.steps, match], base_set.key + f"|{op}{number}",
                                  evidence_graph=QueryGraph(answer=[end, value], where=where))
         descending = shape.order == "max"
         if style in ("date", "named") and _against_date(shape) and _date_like(style, label):
@@ -517,11 +550,23 @@ class ShapedReader:
         where = Group(triples=[*triples, *extra], filters=base.filters)
         order = [OrderKey(expr=key, descending=descending)]
         graph = QueryGraph(answer=[end, value], where=where, order=order, limit=1, ties=True, expected=kind,
-                           topics=[base_path.entity])
+                           topics=list(topics))
         evidence = QueryGraph(answer=[end, value], where=where, order=order, limit=50, expected=kind)
         return ShapedReading(graph, conf, f"{'highest' if descending else 'lowest'} {label} among: "
-                             f"{base_path.explain()}", [*base_path.steps, match], base_path.key + f"|order|{pred}",
+                             f"{base_set.explanation}", [*base_set.steps, match], base_set.key + f"|order|{pred}",
                              evidence_graph=evidence)
+
+    def _joinable(self, shape: ShapeReading, paths: RelationPaths, mentions: Sequence[Any]) -> Sequence[Any] | None:
+        """The mentions, when the counted or ordered set is what two topics both reach; else None."""
+        return mentions if _two_topics(shape, mentions) and len(_by_mention(paths)) >= 2 else None
+
+    async def _joined(self, paths: RelationPaths, mentions: Sequence[Any], kind: AnswerKind) -> _BaseSet | None:
+        """What two topics' best paths both reach, as a set to count or order."""
+        joined = await self._intersection(paths, mentions, kind)
+        if joined is None:
+            return None
+        return _BaseSet(joined.graph, joined.graph.answer[0], joined.confidence, joined.explanation,
+                        list(joined.matches), joined.key)
 
     async def _pairs(self, sides: tuple[tuple[str, list[RankedPath]], ...], kind: AnswerKind, *,
                      negated: bool) -> list[tuple[float, RankedPath, RankedPath, frozenset[str]]]:
@@ -550,10 +595,13 @@ class ShapedReader:
         return out
 
     @staticmethod
-    def _pair_confidence(pairs: list[tuple[float, RankedPath, RankedPath, frozenset[str]]], kind: AnswerKind) -> float:
+    def _pair_confidence(pairs: list[tuple[float, RankedPath, RankedPath, frozenset[str]]], kind: AnswerKind,
+                         categories: Sequence[str] = ()) -> float:
         """The share of the pairs' weight (a softmax of their scores) whose result agrees with the
         best pair's, times how well its weaker side is named: two readings that give the same
-        answer are no rivals, whichever entity or relation they took."""
+        answer are no rivals, whichever entity or relation they took. A shared value's own relation
+        ("*goalkeepers*" ~ <-plays position) is named by the value; with it, the other side's one
+        hop needs no word ("which midfielders does X have"): the agreement of the readings decides."""
         top, a, b, mine = pairs[0]
         total = agree = 0.0
         for rank, _, _, result in pairs:
@@ -561,7 +609,11 @@ class ShapedReader:
             total += w
             if len(mine & result) >= 0.5 * max(1, min(len(mine), len(result))):
                 agree += w
-        named = min(_named_by_class(a, kind).support, _named_by_class(b, kind).support) / CONFIDENCE_SUPPORT
+        own = [p for p in (a, b) if p.mention in categories and p.hops == 1]
+        if own and all(p.hops == 1 for p in (a, b)):
+            named = 1.0
+        else:
+            named = min(_named_by_class(a, kind).support, _named_by_class(b, kind).support) / CONFIDENCE_SUPPORT
         return round(agree / total * min(1.0, named), 4)
 
     async def _intersection(self, paths: RelationPaths, mentions: Sequence[Any],
@@ -578,7 +630,7 @@ class ShapedReader:
         tb, _ = chain_group(b, prefix="b", end="x")
         graph = select_graph([*ta, *tb], end, topics=[a.entity, b.entity], kind=kind)
         (m1, _), (m2, _) = sides
-        return ShapedReading(graph, self._pair_confidence(pairs, kind), f"{m1}: {a.explain()} AND {m2}: "
+        return ShapedReading(graph, self._pair_confidence(pairs, kind, _categories(mentions)), f"{m1}: {a.explain()} AND {m2}: "
                              f"{b.explain()}", [*a.steps, *b.steps], a.key + "&" + b.key)
 
     def _sides(self, paths: RelationPaths, mentions: Sequence[Any]) -> tuple[tuple[str, list[RankedPath]], ...]:
@@ -605,7 +657,7 @@ class ShapedReader:
         graph = QueryGraph(answer=[end], where=Group(triples=ta, filters=_not_topic(end, [a.entity, b.entity]),
                                                      not_exists=[Group(triples=tb)]),
                            expected=kind, topics=[a.entity, b.entity])
-        return ShapedReading(graph, self._pair_confidence(pairs, kind), f"{m1}: {a.explain()} AND NOT {m2}: "
+        return ShapedReading(graph, self._pair_confidence(pairs, kind, _categories(mentions)), f"{m1}: {a.explain()} AND NOT {m2}: "
                              f"{b.explain()}", [*a.steps, *b.steps], a.key + "-" + b.key)
 
     async def _union(self, paths: RelationPaths, kind: AnswerKind) -> ShapedReading | None:
@@ -715,9 +767,11 @@ def not_shape_words(mentions: list[Any], shape: ShapeReading) -> list[Any]:
             if not (number and normalise(m.text) == number and shape.comparison)
             and not all(i in shape.cue_positions for i in range(m.start, m.end))]
     # a lowercase word of the kind asked for ("the newest Nolan *film*") names the answer's kind,
-    # not a topic, when the question has a topic besides it
+    # not a topic, when the question has a topic besides it; a shared value ("which *goalkeepers*")
+    # stays: it constrains the answer
     kind = set(normalise(shape.kind_words or "").split())
-    common = [m for m in kept if m.text[:1].islower() and set(normalise(m.text).split()) <= kind]
+    common = [m for m in kept if m.text[:1].islower() and set(normalise(m.text).split()) <= kind
+              and not getattr(m, "category", False)]
     return [m for m in kept if m not in common] if len(common) < len(kept) else kept
 
 
@@ -772,12 +826,18 @@ def _verdict_confidence(found: list[tuple[RankedPath, str, bool]]) -> float:
     return agree * min(1.0, best.support / CONFIDENCE_SUPPORT)
 
 
+def _categories(mentions: Sequence[Any]) -> list[str]:
+    """The mentions that name a shared value ("goalkeepers"): see ``mentions.is_category_value``."""
+    return [getattr(m, "text", "") for m in mentions if getattr(m, "category", False)]
+
+
 def _two_topics(shape: ShapeReading, mentions: Sequence[Any]) -> bool:
     """The question joins two topics: it says so ("both ... and", "X and Y"), or it names two
-    things with capitalised names ("which player in Tigres UANL is from Mexico")."""
+    things with capitalised names ("which player in Tigres UANL is from Mexico") or by a shared
+    value ("which *goalkeepers* play for Mexico")."""
     if shape.shape == "intersection" or shape.conjunction == "and":
         return True
-    return sum(1 for m in mentions if getattr(m, "text", "")[:1].isupper()) >= 2
+    return sum(1 for m in mentions if getattr(m, "text", "")[:1].isupper() or getattr(m, "category", False)) >= 2
 
 
 def _explicit_kind(question: str, shape: ShapeReading, klass: str | None) -> bool:
@@ -800,19 +860,6 @@ def _kind_words(kind: AnswerKind) -> str:
     if kind.class_label:
         return f"a {kind.class_label}"
     return {"entity": "an entity", "number": "a number", "date": "a date", "string": "a text", "boolean": "yes or no"}[kind.kind]
-
-
-def singular(words: str) -> str:
-    """English plural to singular for the last word (closed-class morphology)."""
-    head, _, last = words.rpartition(" ")
-    w = last
-    if w.endswith("ies") and len(w) > 4:
-        w = w[:-3] + "y"
-    elif w.endswith(("ches", "shes", "sses", "xes")):
-        w = w[:-2]
-    elif w.endswith("s") and not w.endswith("ss") and len(w) > 3:
-        w = w[:-1]
-    return f"{head} {w}".strip()
 
 
 def _literal_valued(path: RankedPath) -> bool:

@@ -148,3 +148,16 @@ def has_sameness(tokens: list[Token], span: tuple[int, int] | None = None) -> bo
         if w in SAMENESS or (w.startswith("co-") and len(w) > 4):
             return True
     return False
+
+
+def singular(words: str) -> str:
+    """English plural to singular for the last word (closed-class morphology)."""
+    head, _, last = words.rpartition(" ")
+    w = last
+    if w.endswith("ies") and len(w) > 4:
+        w = w[:-3] + "y"
+    elif w.endswith(("ches", "shes", "sses", "xes")):
+        w = w[:-2]
+    elif w.endswith("s") and not w.endswith("ss") and len(w) > 3:
+        w = w[:-1]
+    return f"{head} {w}".strip()
