@@ -82,3 +82,15 @@ def test_superlative_over_a_role(team, tools):
         f"SELECT ?n WHERE {{ ?x <{RO}fieldRole> <{RO}sweeper> ; <{RO}ageYears> ?a ; {NAME} ?n }} ORDER BY DESC(?a)"))
     answer = team.ask("Who is the oldest sweeper?")
     assert _labels(answer) == {res.rows[0]["n"].value}
+
+
+def test_a_number_a_comparison_is_against_names_no_relation(team, tools):
+    gold = _gold(tools, f"?x <{RO}signedWith> <{RO}millTown> ; <{RO}ageYears> ?a . FILTER(?a >= 27)")
+    answer = team.ask("Which Mill Town players are 27 or older?")
+    assert gold and _labels(answer) == gold
+
+
+def test_a_bare_number_is_looked_up_as_a_name(team, tools):
+    gold = len(_gold(tools, f"?x <{RO}wearsShirt> <{RO}shirt3> ."))
+    answer = team.ask("How many players wear shirt 3?")
+    assert [v.label for v in answer.values] == [str(gold)]

@@ -130,6 +130,21 @@ def test_a_kind_word_names_the_end_a_relation_points_at_not_the_end_it_comes_fro
     assert not names_end("clubs", "plays in club", "in")  # walked back it ends at players, not clubs
     assert not names_end("movies", "appears in movie", "in")  # the label's own noun, plural
     assert not names_end("directors", "directed by", "in")  # a passive label's agent is the other end
+    assert not names_end("players", "plays for country", "out")  # the one who plays is where it starts
+    assert names_end("writers", "written by", "out")  # a passive label points at its agent
+    assert names_end("actors", "starred actors", "out")  # the label's own noun
+
+
+def test_a_plural_ends_the_kind_words_after_a_wh_word():
+    from kgteam.roles.semantic.layer import type_positions
+    from kgteam.roles.semantic.text import tokenize
+
+    def kinds(q: str) -> list[str]:
+        toks = tokenize(q)
+        return [toks[i].text for i in sorted(type_positions(toks))]
+
+    assert kinds("Which goalkeepers play for Mexico?") == ["goalkeepers"]  # "play" is the verb
+    assert kinds("Which river port lies on the Ostra?") == ["river", "port"]
 
 
 def test_the_kind_noun_is_the_word_after_the_wh_word_or_a_compound_before_an_auxiliary():

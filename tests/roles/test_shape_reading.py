@@ -241,3 +241,13 @@ def gold_shape():
 ])
 def test_gold_shape_of_sparql(gold_shape, sparql: str, shape: str) -> None:
     assert gold_shape(sparql) == shape
+
+
+def test_a_number_or_a_comparative_counts_the_number_itself():
+    from kgteam.roles.semantic.shape import read_shape
+
+    older = read_shape("Which players of Brazil are 30 or older?")
+    assert (older.shape, older.comparison, older.number) == ("comparative", ">=", "30")
+    earlier = read_shape("Which films came out in 1990 or earlier?")
+    assert (earlier.comparison, earlier.number) == ("<=", "1990")
+    assert read_shape("Who is older, Ann Lee or Bo Park?").shape == "superlative"  # two named alternatives

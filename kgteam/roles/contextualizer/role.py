@@ -35,8 +35,7 @@ from kgteam.roles.choice import produce
 from kgteam.roles.contract import handles
 from kgteam.roles.semantic.mentions import is_exact_hit
 from kgteam.roles.semantic.shape import read_shape
-from kgteam.roles.semantic.text import singular
-from kgteam.roles.semantic.text import stem
+from kgteam.roles.semantic.text import singular, stem
 from kgteam.tools.iri import RDF_TYPE, humanise, local_name
 from kgteam.tools.toolbox import Toolbox
 from kgteam.tools.types import ToolError

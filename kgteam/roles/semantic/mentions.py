@@ -94,7 +94,7 @@ async def spot_mentions(question: str, tools: Toolbox, *, max_ngram: int = 10, k
                 continue
             if (last in STOPWORDS or last in WH_WORDS or last.startswith("'")) and not last_ok:
                 continue
-            if n == 1 and len(first) < 3 and not _short_name(tokens[i], i):
+            if n == 1 and len(first) < 3 and not _short_name(tokens[i], i) and not first.isdigit():
                 continue
             text = question[tokens[i].start : tokens[i + n - 1].end]
             try:

@@ -196,10 +196,13 @@ class QuestionScorer:
         names the other end."""
         if set(self.units[i].positions) - self.kind_heads or not self._spelled(i, step.label):
             return False
-        if step.direction == "out":
-            return True
         label_words = set(step.label.lower().replace("_", " ").split())
         own_noun = all(_singulars(w) & label_words for w in self.units[i].text.split())
+        if step.direction == "out":
+            # ... except a noun of the one who does it ("which *players*" ~ "plays for country"
+            # names the subject, not the country), unless the label is passive ("written by")
+            agent = any(a.endswith(("er", "or")) for w in self.units[i].text.split() for a in _singulars(w))
+            return own_noun or "by" in label_words or not agent
         return not own_noun and "by" not in label_words
 
     def can_name(self, i: int, label: str, *, last: bool = False) -> bool:

@@ -420,6 +420,15 @@ class _Reader:
         over / under N", "prior to N", "between N and M"."""
         low, n, question, tokens = self.low, self.n, self.question, self.tokens
         for i, w in enumerate(low):
+            if w == "or" and 0 < i < n - 1 and _comparative_base(low[i + 1]) is not None \
+                    and (i + 2 == n or low[i + 2] not in ("than",)):
+                got = _number_at(question, tokens, i - 1)
+                if got and got[1] == i:  # "30 or older", "2005 or later": the number itself counts
+                    self.comparison = "<=" if _direction(_comparative_base(low[i + 1]) or "") == "min" else ">="
+                    self.number = got[0]
+                    self.order_words = self.order_words or low[i + 1]
+                    self.cues.update((i, i + 1))
+                    return
             if w == "than" and i > 0 and low[i - 1] not in ("other", "rather"):
                 cand = next((m for m in range(i - 1, max(0, i - 4) - 1, -1) if _comparative_base(low[m]) is not None
                              and (m == i - 1 or low[m] in _IRREGULAR_COMPARATIVE)), None)

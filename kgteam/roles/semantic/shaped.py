@@ -225,17 +225,21 @@ class ShapedReader:
 
     # ------------------------------------------------------------------ classes
     async def class_word_spans(self, question: str, shape: ShapeReading | None = None) -> list[tuple[int, int]]:
-        """Token spans of the kind words ("which *rivers*") when the KG has a class of that name:
-        those words name the answer's class, so the layer must not read them as a relation."""
+        """Token spans of words that name no relation: the kind words ("which *rivers*") when the
+        KG has a class of that name (they name the answer's class), and the number a comparison
+        is against ("older than *30*": a value, however many relations a number may spell)."""
         shape = shape or read_shape(question)
-        if not shape.kind_words or await self._class_named(shape.kind_words) is None:
-            return []
-        words = normalise(shape.kind_words).split()
         tokens = [t.lower for t in tokenize(question)]
+        spans: list[tuple[int, int]] = []
+        if shape.comparison and shape.number:
+            spans += [(i, i + 1) for i, t in enumerate(tokens) if t == normalise(shape.number)]
+        if not shape.kind_words or await self._class_named(shape.kind_words) is None:
+            return spans
+        words = normalise(shape.kind_words).split()
         for i in range(len(tokens) - len(words) + 1):
             if tokens[i : i + len(words)] == words:
-                return [(i, i + len(words))]
-        return []
+                return [*spans, (i, i + len(words))]
+        return spans
 
     async def _class_iris(self, iris: set[str]) -> set[str]:
         """Which of ``iris`` are classes of the KG (something is typed with them)."""
@@ -594,14 +598,16 @@ class ShapedReader:
         out.sort(key=lambda t: -t[0])
         return out
 
-    @staticmethod
-    def _pair_confidence(pairs: list[tuple[float, RankedPath, RankedPath, frozenset[str]]], kind: AnswerKind,
-                         categories: Sequence[str] = ()) -> float:
+    async def _pair_confidence(self, pairs: list[tuple[float, RankedPath, RankedPath, frozenset[str]]],
+                               kind: AnswerKind, mentions: Sequence[Any],
+                               sides: tuple[tuple[str, list[RankedPath]], ...]) -> float:
         """The share of the pairs' weight (a softmax of their scores) whose result agrees with the
         best pair's, times how well its weaker side is named: two readings that give the same
         answer are no rivals, whichever entity or relation they took. A shared value's own relation
         ("*goalkeepers*" ~ <-plays position) is named by the value; with it, the other side's one
-        hop needs no word ("which midfielders does X have"): the agreement of the readings decides."""
+        hop needs no word ("which midfielders does X have"): the agreement of the readings decides.
+        A side no word names ("Tim Burton films") counts as named as far as it covers what its
+        topic is linked to by one hop (see :meth:`_covered_support`)."""
         top, a, b, mine = pairs[0]
         total = agree = 0.0
         for rank, _, _, result in pairs:
@@ -609,12 +615,28 @@ class ShapedReader:
             total += w
             if len(mine & result) >= 0.5 * max(1, min(len(mine), len(result))):
                 agree += w
-        own = [p for p in (a, b) if p.mention in categories and p.hops == 1]
+        own = [p for p in (a, b) if p.mention in _categories(mentions) and p.hops == 1]
         if own and all(p.hops == 1 for p in (a, b)):
             named = 1.0
         else:
-            named = min(_named_by_class(a, kind).support, _named_by_class(b, kind).support) / CONFIDENCE_SUPPORT
+            rivals = [p for _, ps in sides for p in ps]
+            named = min([await self._covered_support(_named_by_class(p, kind), rivals) for p in (a, b)])
+            named /= CONFIDENCE_SUPPORT
         return round(agree / total * min(1.0, named), 4)
+
+    async def _covered_support(self, path: RankedPath, rivals: Sequence[RankedPath]) -> float:
+        """A one-hop set no word names counts as named as far as it covers the sets that overlap it
+        from the same topic by one hop (the films X directed, against those X wrote or is tagged on)."""
+        if path.support >= 0.5 * CONFIDENCE_SUPPORT or path.hops != 1:
+            return path.support
+        mine = {v.get("value") for v in await self._answers(path)}
+        union = set(mine)
+        for p in rivals:
+            if p.hops == 1 and p.entity == path.entity and p.key != path.key:
+                theirs = {v.get("value") for v in await self._answers(p)}
+                if theirs & mine:
+                    union |= theirs
+        return max(path.support, CONFIDENCE_SUPPORT * len(mine) / max(1, len(union)))
 
     async def _intersection(self, paths: RelationPaths, mentions: Sequence[Any],
                             kind: AnswerKind) -> ShapedReading | None:
@@ -630,7 +652,7 @@ class ShapedReader:
         tb, _ = chain_group(b, prefix="b", end="x")
         graph = select_graph([*ta, *tb], end, topics=[a.entity, b.entity], kind=kind)
         (m1, _), (m2, _) = sides
-        return ShapedReading(graph, self._pair_confidence(pairs, kind, _categories(mentions)), f"{m1}: {a.explain()} AND {m2}: "
+        return ShapedReading(graph, await self._pair_confidence(pairs, kind, mentions, sides), f"{m1}: {a.explain()} AND {m2}: "
                              f"{b.explain()}", [*a.steps, *b.steps], a.key + "&" + b.key)
 
     def _sides(self, paths: RelationPaths, mentions: Sequence[Any]) -> tuple[tuple[str, list[RankedPath]], ...]:
@@ -657,7 +679,7 @@ class ShapedReader:
         graph = QueryGraph(answer=[end], where=Group(triples=ta, filters=_not_topic(end, [a.entity, b.entity]),
                                                      not_exists=[Group(triples=tb)]),
                            expected=kind, topics=[a.entity, b.entity])
-        return ShapedReading(graph, self._pair_confidence(pairs, kind, _categories(mentions)), f"{m1}: {a.explain()} AND NOT {m2}: "
+        return ShapedReading(graph, await self._pair_confidence(pairs, kind, mentions, sides), f"{m1}: {a.explain()} AND NOT {m2}: "
                              f"{b.explain()}", [*a.steps, *b.steps], a.key + "-" + b.key)
 
     async def _union(self, paths: RelationPaths, kind: AnswerKind) -> ShapedReading | None:
