@@ -83,7 +83,8 @@ DIMENSIONS: dict[str, tuple[str, ...]] = {
     "rich": ("wealth",), "hot": ("temperature",), "cold": ("temperature",),
 }
 # adjectives whose order runs against a date: the oldest thing has the earliest date
-_AGAINST_DATE = frozenset({"old", "early"})
+_FLIPPED: dict[str, Any] = {">": "<", "<": ">", ">=": "<=", "<=": ">=", "=": "=", "!=": "!="}
+_AGAINST_DATE = frozenset({"old", "young"})  # more age is an earlier date; "earliest" is not
 
 
 @dataclass
@@ -542,6 +543,8 @@ class ShapedReader:
             if not _NUMBER.match(number):
                 return None
             op = shape.comparison or ">"
+            if style in ("date", "named") and _against_date(shape) and _date_like(style, label):
+                op = _FLIPPED[op]  # "older than 1930" on a year: before it
             where = Group(triples=[*triples, *extra], filters=[
                 *base.filters, Compare(left=key, op=op, right=Lit(value=number, datatype=XSD + "decimal"))])
             graph = QueryGraph(answer=[end], where=where, expected=kind, topics=list(topics))
@@ -783,11 +786,15 @@ def mask_mentions(question: str, mentions: Sequence[Any]) -> str:
 
 def not_shape_words(mentions: list[Any], shape: ShapeReading) -> list[Any]:
     """Mentions less those that are the shape's own words: the number a comparison is against
-    ("released after *2010*" is no film called 2010) and the cue words ("*after*", "*most*")."""
+    ("released after *2010*" is no film called 2010), the cue words ("*after*", "*most*") and
+    misspelt names that take in a cue word."""
     number = normalise(shape.number or "")
     kept = [m for m in mentions
             if not (number and normalise(m.text) == number and shape.comparison)
-            and not all(i in shape.cue_positions for i in range(m.start, m.end))]
+            and not all(i in shape.cue_positions for i in range(m.start, m.end))
+            # a name known only up to a typo that takes in a cue word ("the *latest* movie" ~ the
+            # film "The Last Movie") is the cue, not the name
+            and not (getattr(m, "fuzzy", None) and any(i in shape.cue_positions for i in range(m.start, m.end)))]
     # a lowercase word of the kind asked for ("the newest Nolan *film*") names the answer's kind,
     # not a topic, when the question has a topic besides it; a shared value ("which *goalkeepers*")
     # stays: it constrains the answer
