@@ -94,3 +94,10 @@ def test_a_bare_number_is_looked_up_as_a_name(team, tools):
     gold = len(_gold(tools, f"?x <{RO}wearsShirt> <{RO}shirt3> ."))
     answer = team.ask("How many players wear shirt 3?")
     assert [v.label for v in answer.values] == [str(gold)]
+
+
+def test_the_noun_a_comparison_is_about_orders_and_names_no_set(team, tools):
+    gold = _gold(tools, f"?x <{RO}signedWith> <{RO}quarryRovers> ; <{RO}wearsShirt> ?s . ?s {NAME} ?k . "
+                        "FILTER(<http://www.w3.org/2001/XMLSchema#integer>(?k) > 3)")
+    answer = team.ask("Which Quarry Rovers players wear a shirt above 3?")
+    assert gold and _labels(answer) == gold

@@ -251,3 +251,12 @@ def test_a_number_or_a_comparative_counts_the_number_itself():
     earlier = read_shape("Which films came out in 1990 or earlier?")
     assert (earlier.comparison, earlier.number) == ("<=", "1990")
     assert read_shape("Who is older, Ann Lee or Bo Park?").shape == "superlative"  # two named alternatives
+
+
+def test_the_noun_a_comparison_is_about_is_kept_apart_from_the_set():
+    from kgteam.roles.semantic.shape import read_shape
+
+    assert read_shape("Which Xyz players wear a number above 20?").compared_noun == "number"
+    assert read_shape("Which Xyz players wear a number lower than 5?").compared_noun == "number"
+    assert read_shape("Which towns in Xyz were founded before 1500?").compared_noun == "founded"  # passive
+    assert read_shape("Which films did Xyz direct before 1980?").compared_noun is None  # names the set

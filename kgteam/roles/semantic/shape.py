@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from typing import Literal
 
 from kgteam.protocols.query_graph import AnswerKindName, Shape
-from kgteam.roles.semantic.text import STOPWORDS, WH_WORDS, Token, normalise, stem, tokenize
+from kgteam.roles.semantic.text import STOPWORDS, WH_WORDS, Token, normalise, singular, stem, tokenize
 
 
 def _words(text: str) -> frozenset[str]:
@@ -80,6 +80,7 @@ _ASKING_FOR = _words("is was are me give tell count list show find what")
 # a clause that may come before the main one: "If ..., is ...?"
 _SUBORDINATORS = _words("if when although though because since as given assuming suppose")
 _AMOUNT_PREPOSITIONS = _words("over under above below")
+_BE = _words("is are was were be been being")
 # words that start a verb's object or complement ("borders *the* ...", "flows *into* ...")
 _VERB_OBJECT_START = _words("the a an into through in on at from to with by for across along")
 # quantity superlatives: "the most films", "the fewest goals" order by how many
@@ -109,6 +110,7 @@ class ShapeReading:
     order_words: str | None = None
     comparison: Op | None = None
     number: str | None = None
+    compared_noun: str | None = None  # what a comparison is about: "wear a *number* above 20"
     negated: bool = False
     conjunction: Literal["and", "or"] | None = None
     cue_positions: frozenset[int] = frozenset()
@@ -194,7 +196,8 @@ def _undouble(base: str) -> str:
     return base
 
 
-def _comparative_base(word: str) -> str | None:
+def comparative_base(word: str) -> str | None:
+    """The adjective a comparative is made from ("older" -> old), or None."""
     if word in _IRREGULAR_COMPARATIVE:
         return _IRREGULAR_COMPARATIVE[word]
     if len(word) < 4 or not word.endswith("er") or not word.isalpha():
@@ -262,6 +265,7 @@ class _Reader:
         self.superlative = False
         self.order: Order | None = None
         self.order_words: str | None = None
+        self.compared_noun: str | None = None
         self.comparison: Op | None = None
         self.number: str | None = None
         self.two_way = False
@@ -420,21 +424,21 @@ class _Reader:
         over / under N", "prior to N", "between N and M"."""
         low, n, question, tokens = self.low, self.n, self.question, self.tokens
         for i, w in enumerate(low):
-            if w == "or" and 0 < i < n - 1 and _comparative_base(low[i + 1]) is not None \
+            if w == "or" and 0 < i < n - 1 and comparative_base(low[i + 1]) is not None \
                     and (i + 2 == n or low[i + 2] not in ("than",)):
                 got = _number_at(question, tokens, i - 1)
                 if got and got[1] == i:  # "30 or older", "2005 or later": the number itself counts
-                    self.comparison = "<=" if _direction(_comparative_base(low[i + 1]) or "") == "min" else ">="
+                    self.comparison = "<=" if _direction(comparative_base(low[i + 1]) or "") == "min" else ">="
                     self.number = got[0]
                     self.order_words = self.order_words or low[i + 1]
                     self.cues.update((i, i + 1))
                     return
             if w == "than" and i > 0 and low[i - 1] not in ("other", "rather"):
-                cand = next((m for m in range(i - 1, max(0, i - 4) - 1, -1) if _comparative_base(low[m]) is not None
+                cand = next((m for m in range(i - 1, max(0, i - 4) - 1, -1) if comparative_base(low[m]) is not None
                              and (m == i - 1 or low[m] in _IRREGULAR_COMPARATIVE)), None)
                 if cand is None:
                     continue
-                op: Op = "<" if _direction(_comparative_base(low[cand]) or "") == "min" else ">"
+                op: Op = "<" if _direction(comparative_base(low[cand]) or "") == "min" else ">"
                 if cand > 0 and low[cand - 1] == "no":  # "no more than"
                     op = ">=" if op == "<" else "<="
                     self.cues.add(cand - 1)
@@ -444,6 +448,11 @@ class _Reader:
                 self.number = got[0] if got else None
                 if self.order_words is None:
                     self.order_words = low[cand] if cand == i - 1 else " ".join(low[cand + 1 : i])
+                    if cand == i - 1 and cand > 1 and low[cand - 1] not in STOPWORDS and low[cand - 1] not in WH_WORDS \
+                            and tokens[cand - 1].text.isalpha() and tokens[cand - 1].text.islower() \
+                            and cand - 1 not in self.cues and singular(low[cand - 1]) == low[cand - 1]:
+                        self.order_words = f"{low[cand - 1]} {low[cand]}"  # "a *number lower* than 5"
+                        self.compared_noun = low[cand - 1]
                 return
             if w in ("least", "most") and i > 0 and low[i - 1] == "at":
                 got = _number_at(question, tokens, i + 1)
@@ -460,6 +469,16 @@ class _Reader:
                     self.comparison = "<" if w == "prior" else _PREPOSITION_OPS[w]
                     self.number = got[0]
                     self.cues.update(range(i, at))
+                    if self.order_words is None:
+                        j = i - 1
+                        while j > 0 and low[j] in ("a", "an", "the"):
+                            j -= 1
+                        # "wear a *number* above 20"; a passive "were *founded* before 1500" (an
+                        # active "did X *direct* before 1980" names the set, not what orders it)
+                        about = w in _AMOUNT_PREPOSITIONS or (j > 1 and low[j - 1] in _BE)
+                        if about and low[j] not in STOPWORDS and low[j] not in WH_WORDS \
+                                and tokens[j].text.isalpha() and tokens[j].text.islower():
+                            self.order_words = self.compared_noun = low[j]
                     return
             if w == "between":
                 got = _number_at(question, tokens, i + 1)
@@ -479,7 +498,7 @@ class _Reader:
                 self.two_way = True
         elif self.form == "select":
             for i, w in enumerate(low):
-                b = "early" if w == "first" else "late" if w == "last" else _comparative_base(w)
+                b = "early" if w == "first" else "late" if w == "last" else comparative_base(w)
                 if b is None or self.tokens[i].text[:1].isupper():
                     continue
                 ends_clause = self._clause_end_after(i, ",:;?.!")
@@ -588,6 +607,7 @@ def read_shape(question: str, literals: Mapping[str, AnswerKindName] | None = No
         order=r.order if r.superlative else None,
         order_words=r.order_words if (r.superlative or r.comparison is not None) else None,
         comparison=r.comparison, number=r.number, negated=r.negated, conjunction=r.conjunction,
+        compared_noun=r.compared_noun if r.comparison is not None else None,
         cue_positions=frozenset(r.cues - set(r.kind_positions)))
 
 

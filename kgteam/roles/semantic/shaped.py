@@ -51,7 +51,7 @@ from kgteam.protocols.query_graph import (
     Triple,
     Var,
 )
-from kgteam.roles.semantic.paths import chain_graph
+from kgteam.roles.semantic.paths import NAMING_PREDICATES, chain_graph
 from kgteam.roles.semantic.scoring import lexical_similarity
 from kgteam.roles.semantic.shape import ShapeReading, read_shape
 from kgteam.roles.semantic.text import normalise, singular, tokenize
@@ -183,6 +183,7 @@ class ShapedReader:
         self.max_executed = max_executed
         self.value_sample = value_sample
         self._labels: dict[str, str] = {}
+        self._value_names: dict[str, str] = {}  # relation -> the predicate naming its values (year nodes)
         self._is_class: dict[str, bool] = {}
 
     async def read(self, question: str, paths: RelationPaths, mentions: Sequence[Any] = (),
@@ -234,6 +235,8 @@ class ShapedReader:
         spans: list[tuple[int, int]] = []
         if shape.comparison and shape.number:
             spans += [(i, i + 1) for i, t in enumerate(tokens) if t == normalise(shape.number)]
+            # the noun a comparison is about ("wear a *number* above 20") names what orders, not the set
+            spans += [(i, i + 1) for i, t in enumerate(tokens) if shape.compared_noun and t == shape.compared_noun]
         if not shape.kind_words or await self._class_named(shape.kind_words) is None:
             return spans
         words = normalise(shape.kind_words).split()
@@ -293,6 +296,19 @@ class ShapedReader:
     async def _run(self, graph: QueryGraph, limit: int = 1000) -> list[dict[str, Any]]:
         res = await self.tools["run_sparql"](compile_query(graph), limit=limit)
         return [{k: v.model_dump(exclude_none=True) for k, v in row.items()} for row in res.rows]
+
+    async def _naming_predicate(self, iri: str, name: str) -> str:
+        """The predicate that gives ``iri`` its name ``name`` in this KG (``rdfs:label``,
+        ``schema:name``, the KG's own ...): a year node is ordered by the number it is named by."""
+        if "<" in iri or ">" in iri or " " in iri:
+            return RDFS_LABEL
+        try:
+            res = await self.tools["run_sparql"](
+                f"SELECT ?np ?name WHERE {{ <{iri}> ?np ?name . FILTER(isLiteral(?name)) }}", limit=50)
+        except ToolError:
+            return RDFS_LABEL
+        found = [r["np"].value for r in res.rows if "np" in r and "name" in r and r["name"].value == name]
+        return RDFS_LABEL if not found or RDFS_LABEL in found else found[0]
 
     async def _names(self, iris: Sequence[str]) -> dict[str, str]:
         missing = sorted({i for i in iris if i not in self._labels})
@@ -457,7 +473,7 @@ class ShapedReader:
         samples: dict[str, dict[str, Any]] = {}
         for row in res.rows:
             p, s = row.get("p"), row.get("sample")
-            if p is None or s is None or p.value in (RDF_TYPE, RDFS_LABEL):
+            if p is None or s is None or p.value in NAMING_PREDICATES:
                 continue
             samples[p.value] = s.model_dump(exclude_none=True)
         iris = [s["value"] for s in samples.values() if s.get("type") == "uri"]
@@ -468,6 +484,8 @@ class ShapedReader:
             if k not in ("number", "date"):
                 continue
             style = "named" if s.get("type") == "uri" else k
+            if style == "named":
+                self._value_names[p] = await self._naming_predicate(s["value"], names.get(s["value"], ""))
             if style != "named" and k == "number" and _YEAR.match(str(s.get("value"))) and \
                     (s.get("datatype") or "").endswith("gYear"):
                 style = "date"
@@ -534,7 +552,7 @@ class ShapedReader:
             return None
         pred, label, style = rel
         value = Var(name="v")
-        extra, key = _value_expr(end, pred, style, value)
+        extra, key = _value_expr(end, pred, style, value, self._value_names.get(pred, RDFS_LABEL))
         base_conf = base_set.confidence
         match = RelationMatch(predicate=pred, label=label, words=shape.order_words or None, strength=rel_conf)
         conf = round(base_conf * rel_conf, 4)
@@ -937,13 +955,14 @@ def _date_like(style: str, label: str) -> bool:
     return style == "date" or any(w in _readable(label) for w in ("date", "year", "born", "founded"))
 
 
-def _value_expr(end: Var, pred: str, style: str, value: Var) -> tuple[list[Triple], Func | Var]:
+def _value_expr(end: Var, pred: str, style: str, value: Var,
+                name_predicate: str = RDFS_LABEL) -> tuple[list[Triple], Func | Var]:
     """Triples that reach the member's value and the expression to order or compare by: a number
     cast, the year of a date, or the number a year node is named by."""
     triples = [Triple(subject=end, predicate=Iri(iri=pred), object=value)]
     if style == "named":
         name = Var(name="vname")
-        triples.append(Triple(subject=value, predicate=Iri(iri=RDFS_LABEL), object=name))
+        triples.append(Triple(subject=value, predicate=Iri(iri=name_predicate), object=name))
         return triples, Func(name=XSD + "decimal", args=[Func(name="str", args=[name])])
     if style == "date":
         return triples, Func(name=XSD + "integer", args=[Func(name="substr", args=[
