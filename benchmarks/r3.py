@@ -72,7 +72,8 @@ async def _verifiable(tools: KGTools, answer: Any) -> bool | None:
     if not answer.evidence.triples:
         return False
     for t in answer.evidence.triples:
-        obj = f'"{t.object}"' if t.object_is_literal else f"<{t.object}>"
+        typed = f"^^<{t.object_datatype}>" if t.object_datatype else ""
+        obj = f'"{t.object}"{typed}' if t.object_is_literal else f"<{t.object}>"
         res = await tools.run_sparql(f"ASK {{ <{t.subject}> <{t.predicate}> {obj} }}")
         if not res.boolean:
             return False

@@ -38,6 +38,7 @@ from kgteam.protocols.query_graph import (
 )
 from kgteam.roles.r3.rules import (
     MIN_NAMED,
+    _path_claim,
     _patterns,
     _ranked_paths,
     _step_triples,
@@ -55,6 +56,7 @@ from kgteam.roles.semantic.shaped import mask_mentions, not_shape_words
 from kgteam.roles.semantic.text import tokenize
 from kgteam.tools.iri import RDFS_LABEL
 from kgteam.tools.query_builder import compile_query
+from kgteam.tools.types import ToolError
 
 # closed-class English: numbers written as words
 SPELLED = {"zero": 0, "one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6, "seven": 7, "eight": 8,
@@ -65,6 +67,8 @@ SPELLED = {"zero": 0, "one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six
 _OPS = {"<": "lt", "<=": "le", ">": "gt", ">=": "ge", "=": "eq"}
 _SPARQL_OPS = {v: k for k, v in _OPS.items()}
 _NUMBER = re.compile(r"-?\d+(?:\.\d+)?")
+# words of time before a year ("in 1865", "since 2001")
+TIME_WORDS = frozenset(["in", "before", "after", "since", "until", "till", "by", "from", "during", "than"])
 
 
 @dataclass
@@ -115,8 +119,10 @@ def _is_number_mention(a: TopicMention) -> bool:
 
 # ------------------------------------------------------------------------------------------ query graphs
 
-def _term(t: str) -> Var | Iri:
-    return Var(name=t[1:]) if t.startswith("?") else Iri(iri=t)
+def _term(t: str) -> Var | Iri | Lit:
+    if t.startswith("?"):
+        return Var(name=t[1:])
+    return Iri(iri=t) if t.startswith(("http://", "https://", "urn:")) else Lit(value=t)
 
 
 def _triples(patterns: Sequence[TriplePattern]) -> list[Triple]:
@@ -170,7 +176,8 @@ def with_query(axiom: Axiom, style: str = "number") -> Axiom:
 
 async def _value_style(tools: Any, iri: str, step: RelationMatch) -> tuple[str | None, bool]:
     """How the step's values from ``iri`` compare ("number", "date", "named" for a node named by a
-    number such as a year node; None: things, not values) and whether they read as times."""
+    number such as a year node; None: things, not values) and whether they are times (dates, years
+    by datatype, or nodes named by a year: a plain integer such as a height is an amount)."""
     found, _ = await _step_triples(tools, iri, step)
     if not found:
         return None, False
@@ -179,46 +186,120 @@ async def _value_style(tools: Any, iri: str, step: RelationMatch) -> tuple[str |
     if any(n is None for n in numbers):
         return None, False
     dated = all(len(v) >= 7 and v[4:5] == "-" for v in values)
-    timely = dated or all(n is not None and n.is_integer() and 1000 <= n <= 2100 for n in numbers)
-    style = "date" if dated else ("number" if all(t.object_is_literal for t in found) else "named")
-    return style, timely
+    literal = all(t.object_is_literal for t in found)
+    yearly = all(n is not None and n.is_integer() and 1000 <= n <= 2100 for n in numbers) and (
+        not literal or all((t.object_datatype or "").endswith("gYear") for t in found))
+    style = "date" if dated else ("number" if literal else "named")
+    return style, dated or yearly
+
+
+def _year_claimed(question: str, claim: ClaimShape) -> bool:
+    """The claim's number is a year: four digits after a word of time ("in 1865", "before 2010")."""
+    if claim.number is None or not claim.number.is_integer() or not 1000 <= claim.number <= 2100:
+        return False
+    words = [t.lower for t in tokenize(question)]
+    at = next((i for i, w in enumerate(words) if w == claim.number_text.lower()), -1)
+    return at > 0 and bool(set(words[max(0, at - 2): at]) & TIME_WORDS)
+
+
+def _counted_words(question: str, claim: ClaimShape) -> set[str]:
+    """The words right after the claim's number ("more than three *films*"): what is counted, not
+    the relation that counts it."""
+    words = [t.lower for t in tokenize(question)]
+    at = next((i for i, w in enumerate(words) if w == claim.number_text.lower()), -1)
+    return set(words[at + 1: at + 3]) if at >= 0 else set()
 
 
 async def value_axioms(layer: SemanticLayer, question: str, claim: ClaimShape, *, keep: int) -> list[Axiom]:
     """Rules that compare the claim's entity's value (a literal filter) or how many values it has
-    (a COUNT) with the claim's number, through a relation the claim's words name."""
+    (a COUNT) with the claim's number, through a relation the claim's words name; a year compares
+    only with times and, when no word names the relation, with the entity's one time relation."""
     firm = sorted([a for a in claim.anchors if a.iris and a.firm and not _is_number_mention(a)], key=lambda a: a.start)
     if len(firm) != 1 or claim.op is None or claim.number is None:
         return []
     anchor = firm[0]
+    year = _year_claimed(question, claim)
+    counted = _counted_words(question, claim)
     paths = await _ranked_paths(layer, question, [anchor], anchor, hops=1, keep=12)
     out: list[Axiom] = []
+    times: list[tuple[Any, str]] = []
     for p in paths:
         step = p.steps[0]
-        if not (step.words and step.strength >= MIN_NAMED):
-            continue  # a relation the claim does not name decides nothing ("first climbed" is no elevation)
         style, timely = await _value_style(layer.tools, anchor.iris[0], step)
-        n = claim.number
-        said = comparison_words(claim.op, timely)
-        what = _steps_text(p.steps)
-        if style is not None:
-            text = f"If {anchor.text}'s {what} is {said} {claim.number_text}, the claim holds"
-            axiom = Axiom(text=text, form="literal", op=claim.op, value=n, steps=p.steps, score=round(p.score, 4),  # type: ignore[arg-type]
-                          anchors=[anchor.iris[0]], anchor_labels=[anchor.text],
-                          patterns=_patterns(anchor.iris[0], p.steps, "?v"),
-                          premises=[f"{anchor.text} — {what} → ?v"], conclusion=f"?v {said} {claim.number_text}")
-        elif claim.op != "eq" and n.is_integer() and n >= 0:
-            text = f"If {anchor.text} has {said} {claim.number_text} '{what}', the claim holds"
-            axiom = Axiom(text=text, form="tally", op=claim.op, value=n, steps=p.steps, score=round(p.score, 4),  # type: ignore[arg-type]
-                          anchors=[anchor.iris[0]], anchor_labels=[anchor.text],
-                          patterns=_patterns(anchor.iris[0], p.steps, "?x"),
-                          premises=[f"{anchor.text} — {what} → ?x"], conclusion=f"count(?x) {said} {claim.number_text}")
-        else:
-            continue
-        out.append(with_query(axiom, style or "number"))
+        if style is not None and timely:
+            times.append((p, style))
+        if not (step.words and step.strength >= MIN_NAMED) or (style is None and set(step.words.split()) <= counted):
+            continue  # a relation the claim does not name decides nothing ("first climbed" is no elevation)
+        if style is not None and year and not timely:
+            continue  # a year is compared with times only
+        axiom = _value_axiom(anchor, p, claim, style, timely)
+        if axiom is not None:
+            out.append(axiom)
         if len(out) >= keep:
             break
+    if not out and year and len({_signature(p) for p, _ in times}) == 1:
+        p, style = times[0]
+        axiom = _value_axiom(anchor, p, claim, style, True)
+        out = [axiom] if axiom is not None else []
     return out
+
+
+def _signature(p: Any) -> tuple[tuple[str, str], ...]:
+    return tuple((s.predicate, s.direction) for s in p.steps)
+
+
+def _value_axiom(anchor: TopicMention, p: Any, claim: ClaimShape, style: str | None, timely: bool) -> Axiom | None:
+    assert claim.op is not None and claim.number is not None
+    n = claim.number
+    said = comparison_words(claim.op, timely)
+    what = _steps_text(p.steps)
+    if style is not None:
+        text = f"If {anchor.text}'s {what} is {said} {claim.number_text}, the claim holds"
+        axiom = Axiom(text=text, form="literal", op=claim.op, value=n, steps=p.steps, score=round(p.score, 4),  # type: ignore[arg-type]
+                      anchors=[anchor.iris[0]], anchor_labels=[anchor.text],
+                      patterns=_patterns(anchor.iris[0], p.steps, "?v"),
+                      premises=[f"{anchor.text} — {what} → ?v"], conclusion=f"?v {said} {claim.number_text}")
+    elif claim.op != "eq" and n.is_integer() and n >= 0:
+        text = f"If {anchor.text} has {said} {claim.number_text} '{what}', the claim holds"
+        axiom = Axiom(text=text, form="tally", op=claim.op, value=n, steps=p.steps, score=round(p.score, 4),  # type: ignore[arg-type]
+                      anchors=[anchor.iris[0]], anchor_labels=[anchor.text],
+                      patterns=_patterns(anchor.iris[0], p.steps, "?x"),
+                      premises=[f"{anchor.text} — {what} → ?x"], conclusion=f"count(?x) {said} {claim.number_text}")
+    else:
+        return None
+    return with_query(axiom, style or "number")
+
+
+async def _direct_link(tools: Any, firm: list[TopicMention]) -> list[Axiom]:
+    """Two entities no word of the claim links ("Mount Sel is in Ostrand"): one relation that joins
+    them directly, the only one, is what the claim says; it can only support it (no word says
+    which relation a "no" would be closed on)."""
+    if len(firm) != 2:
+        return []
+    a, b = sorted(firm, key=lambda m: m.start)
+    x, y = Iri(iri=a.iris[0]), Iri(iri=b.iris[0])
+    p = Var(name="p")
+    found: list[tuple[str, str]] = []
+    for direction, (s, o) in (("out", (x, y)), ("in", (y, x))):
+        graph = QueryGraph(answer=[p], where=Group(triples=[Triple(subject=s, predicate=p, object=o)]), limit=3)
+        try:
+            res = await tools["run_sparql"](compile_query(graph))
+        except (ToolError, KeyError):
+            return []
+        found += [(row["p"].value, direction) for row in res.rows if "p" in row]
+    if len(found) != 1:
+        return []
+    pred, direction = found[0]
+    try:
+        label = (await tools["labels_for"]([pred])).get(pred, pred)
+    except (ToolError, KeyError):
+        label = pred
+    step = RelationMatch(predicate=pred, label=label, direction=direction)
+    claim = _path_claim(a.text, [step], b.text)
+    return [Axiom(text=f"If {claim}, the claim holds", form="path", steps=[step], score=0.0,
+                  anchors=[a.iris[0], b.iris[0]], anchor_labels=[a.text, b.text],
+                  patterns=_patterns(a.iris[0], [step], b.iris[0]), premises=[f"{a.text} — {label} → {b.text}"],
+                  conclusion=claim)]
 
 
 def negate(axiom: Axiom) -> Axiom:
@@ -241,11 +322,21 @@ async def claim_axioms(layer: SemanticLayer, question: str, anchors: Sequence[To
     found: list[Axiom] = []
     if claim.op is not None:
         found = await value_axioms(layer, question, claim, keep=keep)
+    others = [a for a in claim.anchors if a.iris and a.firm and not _is_number_mention(a)]
+    if not found and len(others) == 1 and _year_claimed(question, claim):
+        return []  # a year the entity has no time to compare with: the KG lacks the relation
     if not found:
         rest = claim.anchors
         if claim.op is not None and claim.op != "eq":  # a compared number is no entity of the claim
             rest = [a for a in rest if not _is_number_mention(a)]
-        found = [with_query(a) for a in await candidate_axioms(layer, question, rest, hops=hops, keep=keep)]
+        found = await candidate_axioms(layer, question, rest, hops=hops, keep=keep)
+        if not found and len([a for a in rest if a.iris and a.firm]) == 2:
+            # a chain starts where it can be walked: from the entity named last when the first one
+            # holds none of the relations the claim names ("Corlis is the capital of Havenmoor")
+            found = await candidate_axioms(layer, question, rest, hops=hops, keep=keep, from_last=True)
+        if not found and question_form(question) == "claim":
+            found = await _direct_link(layer.tools, [a for a in rest if a.iris and a.firm])
+        found = [with_query(a) for a in found]
     if claim.negated:
         found = [negate(a) if a.form != "prefer" else a for a in found]
     return found
