@@ -330,10 +330,6 @@ async def claim_axioms(layer: SemanticLayer, question: str, anchors: Sequence[To
         if claim.op is not None and claim.op != "eq":  # a compared number is no entity of the claim
             rest = [a for a in rest if not _is_number_mention(a)]
         found = await candidate_axioms(layer, question, rest, hops=hops, keep=keep)
-        if not found and len([a for a in rest if a.iris and a.firm]) == 2:
-            # a chain starts where it can be walked: from the entity named last when the first one
-            # holds none of the relations the claim names ("Corlis is the capital of Havenmoor")
-            found = await candidate_axioms(layer, question, rest, hops=hops, keep=keep, from_last=True)
         if not found and question_form(question) == "claim":
             found = await _direct_link(layer.tools, [a for a in rest if a.iris and a.firm])
         found = [with_query(a) for a in found]

@@ -267,15 +267,14 @@ async def preference_axiom(tools: Any, question: str, anchors: Sequence[TopicMen
 
 
 async def candidate_axioms(layer: SemanticLayer, question: str, anchors: Sequence[TopicMention], *,
-                           hops: int = 2, keep: int = 4, from_last: bool = False) -> list[Axiom]:
-    """The rules that could decide the question, best first (each becomes a branch of the search);
-    ``from_last``: read from the entity named last (the first one may hold none of the relations)."""
+                           hops: int = 2, keep: int = 4) -> list[Axiom]:
+    """The rules that could decide the question, best first (each becomes a branch of the search)."""
     if question_form(question) != "claim" and first_person(question, anchors):
         preference = await preference_axiom(layer.tools, question, anchors)
         if preference is not None:
             return [preference]
     # the claim's subject first: a rule reads from the entity the sentence is about
-    firm = sorted([a for a in anchors if a.iris and a.firm], key=lambda a: a.start, reverse=from_last)
+    firm = sorted([a for a in anchors if a.iris and a.firm], key=lambda a: a.start)
     if not firm:
         return []
     if len(firm) == 1 and has_sameness(question):
