@@ -48,6 +48,7 @@ from kgteam.roles.r3.rules import (
     first_person,
     numeric,
     question_form,
+    stated_relations,
     value_of,
 )
 from kgteam.roles.semantic import SemanticLayer
@@ -270,10 +271,11 @@ def _value_axiom(anchor: TopicMention, p: Any, claim: ClaimShape, style: str | N
     return with_query(axiom, style or "number")
 
 
-async def _direct_link(tools: Any, firm: list[TopicMention]) -> list[Axiom]:
+async def _direct_link(tools: Any, firm: list[TopicMention], stated: dict[str, int]) -> list[Axiom]:
     """Two entities no word of the claim links ("Mount Sel is in Ostrand"): one relation that joins
     them directly, the only one, is what the claim says; it can only support it (no word says
-    which relation a "no" would be closed on)."""
+    which relation a "no" would be closed on). A claim that writes out another relation's label
+    ("Corlis is the *capital* of Havenmoor") says something else."""
     if len(firm) != 2:
         return []
     a, b = sorted(firm, key=lambda m: m.start)
@@ -294,6 +296,8 @@ async def _direct_link(tools: Any, firm: list[TopicMention]) -> list[Axiom]:
         label = (await tools["labels_for"]([pred])).get(pred, pred)
     except (ToolError, KeyError):
         label = pred
+    if stated and label not in stated:
+        return []
     step = RelationMatch(predicate=pred, label=label, direction=direction)
     claim = _path_claim(a.text, [step], b.text)
     return [Axiom(text=f"If {claim}, the claim holds", form="path", steps=[step], score=0.0,
@@ -331,7 +335,8 @@ async def claim_axioms(layer: SemanticLayer, question: str, anchors: Sequence[To
             rest = [a for a in rest if not _is_number_mention(a)]
         found = await candidate_axioms(layer, question, rest, hops=hops, keep=keep)
         if not found and question_form(question) == "claim":
-            found = await _direct_link(layer.tools, [a for a in rest if a.iris and a.firm])
+            found = await _direct_link(layer.tools, [a for a in rest if a.iris and a.firm],
+                                       await stated_relations(question, layer.tools))
         found = [with_query(a) for a in found]
     if claim.negated:
         found = [negate(a) if a.form != "prefer" else a for a in found]
