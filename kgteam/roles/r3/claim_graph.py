@@ -68,6 +68,7 @@ SPELLED = {"zero": 0, "one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six
 _OPS = {"<": "lt", "<=": "le", ">": "gt", ">=": "ge", "=": "eq"}
 _SPARQL_OPS = {v: k for k, v in _OPS.items()}
 _NUMBER = re.compile(r"-?\d+(?:\.\d+)?")
+_CLAUSE_BREAK = re.compile(r"[,;:]|\b(?:and|but|that|which|who|whom|whose|where|while)\b", re.IGNORECASE)
 # words of time before a year ("in 1865", "since 2001")
 TIME_WORDS = frozenset(["in", "before", "after", "since", "until", "till", "by", "from", "during", "than"])
 
@@ -203,6 +204,17 @@ def _year_claimed(question: str, claim: ClaimShape) -> bool:
     return at > 0 and bool(set(words[max(0, at - 2): at]) & TIME_WORDS)
 
 
+def _one_clause(question: str, anchor: TopicMention, number: str) -> bool:
+    """The number and the entity stand in one clause: no comma, "and", "that", "which", "who"
+    between them."""
+    tokens = tokenize(question)
+    at = next((i for i, t in enumerate(tokens) if t.lower == number.lower() and not anchor.start <= i < anchor.end), -1)
+    if at < 0 or not tokens or anchor.end > len(tokens):
+        return False
+    a, b = (tokens[anchor.end - 1].end, tokens[at].start) if at >= anchor.end else (tokens[at].end, tokens[anchor.start].start)
+    return not _CLAUSE_BREAK.search(question[a:b])
+
+
 def _counted_words(question: str, claim: ClaimShape) -> set[str]:
     """The words right after the claim's number ("more than three *films*"): what is counted, not
     the relation that counts it."""
@@ -219,6 +231,8 @@ async def value_axioms(layer: SemanticLayer, question: str, claim: ClaimShape, *
     if len(firm) != 1 or claim.op is None or claim.number is None:
         return []
     anchor = firm[0]
+    if not _one_clause(question, anchor, claim.number_text):
+        return []  # the number is said of something else ("X is aged 37 and A wears number X")
     year = _year_claimed(question, claim)
     counted = _counted_words(question, claim)
     paths = await _ranked_paths(layer, question, [anchor], anchor, hops=1, keep=12)
