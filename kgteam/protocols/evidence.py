@@ -66,10 +66,12 @@ class EvidenceDocument(BaseModel):
 
 
 class EvidenceAxiom(BaseModel):
-    """A commonsense rule (R3) and the atomic premises it needs grounded."""
+    """A commonsense rule (R3) and the atomic premises it needs grounded; ``query``: the claim it
+    decides as an ASK query (empty when the rule has none)."""
 
     text: str
     premises: list[str] = Field(default_factory=list)
+    query: str = ""
 
 
 class RelationMatch(BaseModel):

@@ -409,7 +409,7 @@ class Anchors(Payload):
                        else f"{self.form}: no entity the KG knows")
 
 
-AxiomForm = Literal["path", "same", "compare", "count", "prefer"]
+AxiomForm = Literal["path", "same", "compare", "count", "prefer", "literal", "tally"]
 
 
 class Constraint(BaseModel):
@@ -439,7 +439,10 @@ class Axiom(Payload):
     ``patterns`` are the premises as triple patterns over the anchors' IRIs, relation IRIs and
     variables (``?x``); ``form`` says how they decide: ``path`` (the first anchor reaches the second
     through ``steps``), ``same`` (both anchors share a value of one relation), ``compare``/``count``
-    (the anchors' values, or how many they have, compared by ``op``)."""
+    (the anchors' values, or how many they have, compared by ``op``), ``literal``/``tally`` (the
+    first anchor's value, or how many values it has, compared by ``op`` with the number ``value``
+    the claim writes). ``negated``: the claim says the rule does not hold ("not", "never"), so its
+    verdict flips. ``query``: the claim as an ASK query (SPARQL compiled from its query graph)."""
 
     kind: Literal["axiom"] = "axiom"
     text: str
@@ -452,7 +455,10 @@ class Axiom(Payload):
     anchor_labels: list[str] = Field(default_factory=list)
     steps: list[RelationMatch] = Field(default_factory=list)  # the relation path (path/same/compare/count)
     steps_b: list[RelationMatch] = Field(default_factory=list)  # the second anchor's path, when it differs
-    op: Literal["lt", "gt"] | None = None  # compare/count: first anchor's value op the second's
+    op: Literal["lt", "gt", "le", "ge", "eq"] | None = None  # compare/count: first anchor's value op the second's
+    value: float | None = None  # literal/tally: the number the claim compares with
+    negated: bool = False
+    query: str = ""
     constraints: list[Constraint] = Field(default_factory=list)  # prefer: what the item must (not) have
     source: Literal["rule", "model"] = "rule"
 

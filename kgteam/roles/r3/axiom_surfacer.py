@@ -1,7 +1,8 @@
 """Axiom surfacer: a general rule whose premises are facts the KG can check, without answering.
 
-The deterministic rules come from ``rules.candidate_axioms``: the question's anchors and the
-relation paths its words name, in one of four forms (path, same, compare, count). The best rule
+The deterministic rules come from ``claim_graph.claim_axioms``: the question's anchors and the
+relation paths its words name, in one of the forms path, same, compare, count, or (a number the
+claim writes) literal and tally; a negated claim's rule flips its verdict. The best rule
 opens the first branch, with any rule within ``tie_margin`` of it as a sibling branch (readings
 too close to call are all tried, and a join reports them if they disagree). A branch that ran out
 of depth or of entities to expand asks for a new rule: the next one not tried yet opens a new
@@ -20,7 +21,8 @@ from kgteam.protocols.payloads import Anchors, Axiom, MissingInfo, Verdict
 from kgteam.roles.base import Role, RoleContext
 from kgteam.roles.choice import Option, choose
 from kgteam.roles.contract import handles
-from kgteam.roles.r3.rules import candidate_axioms, verdict_label
+from kgteam.roles.r3.claim_graph import claim_axioms
+from kgteam.roles.r3.rules import verdict_label
 from kgteam.roles.semantic import SemanticLayer, SemanticSettings
 from kgteam.roles.semantic.similarity import team_similarity
 
@@ -46,8 +48,8 @@ class AxiomSurfacer(Role[AxiomSettings]):
 
     async def _candidates(self, anchors: Anchors, ctx: RoleContext) -> list[Axiom]:
         layer = SemanticLayer(ctx.tools, team_similarity(ctx.tools), self.settings.semantic)
-        return await candidate_axioms(layer, anchors.question, anchors.anchors, hops=self.settings.hops,
-                                      keep=self.settings.candidates)
+        return await claim_axioms(layer, anchors.question, anchors.anchors, hops=self.settings.hops,
+                                  keep=self.settings.candidates)
 
     def _nothing(self, anchors: Anchors, why: str) -> Verdict:
         return Verdict(verdict="unknown", label=verdict_label(anchors.form, "unknown"), axiom="", final=True,

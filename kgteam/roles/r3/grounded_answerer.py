@@ -18,7 +18,7 @@ from kgteam.protocols.payloads import Anchors, Axiom, SelectedFacts, Verdict
 from kgteam.roles.base import Role, RoleContext
 from kgteam.roles.choice import Option, choose
 from kgteam.roles.contract import handles
-from kgteam.roles.r3.rules import decide, verdict_label
+from kgteam.roles.r3.rules import decide, negated, verdict_label
 
 _CITE = re.compile(r"\[t(\d+)\]")
 
@@ -46,6 +46,8 @@ class GroundedAnswerer(Role[AnswererSettings]):
             # a value not read may be the one that matters: only a match found among those read stands
             decision.verdict, decision.missing = "unknown", ["the KG holds more values than were read"]
             decision.reasoning, decision.cited = [], []
+        if axiom.negated:  # "X was not ...": the facts that decide the rule decide the claim the other way
+            decision = negated(decision)
         verdict = decision.verdict
         if verdict != "unknown" and self.settings.use_model:
             verdict = await self._confirm(axiom, decision.reasoning, verdict, ctx)

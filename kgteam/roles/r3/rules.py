@@ -69,6 +69,21 @@ def _comparative_before(question: str, start: int) -> str | None:
     return next((w for w in reversed(words) if w in TIME_COMPARATIVES), None)
 
 
+# how a comparison with a number reads in a verdict, for times and for amounts
+_TIME_WORDS = {"lt": "before", "le": "in or before", "gt": "after", "ge": "in or after", "eq": "in"}
+_AMOUNT_WORDS = {"lt": "less than", "le": "at most", "gt": "more than", "ge": "at least", "eq": "exactly"}
+
+
+def compares(value: float, op: str, number: float) -> bool:
+    """``value op number``: a literal, or a count, against the number a claim writes."""
+    return {"lt": value < number, "le": value <= number, "gt": value > number, "ge": value >= number,
+            "eq": value == number}[op]
+
+
+def comparison_words(op: str, time: bool) -> str:
+    return (_TIME_WORDS if time else _AMOUNT_WORDS)[op]
+
+
 def question_form(question: str) -> str:
     """``claim`` for a statement ("Claim: ..." or no question form), else ``yes_no``."""
     text = question.strip()
@@ -187,8 +202,15 @@ def _as_often_as_stated(stated: dict[str, int], paths: list[Any], *, only: bool 
     may join them. Wording that matches no label word for word keeps every path."""
     if not stated:
         return paths
-    return [p for p in paths if (not only or all(s.label in stated for s in p.steps))
+    return [p for p in paths if (not only or all(s.label in stated or _named_apart(s, stated) for s in p.steps))
             and all(sum(1 for s in p.steps if s.label == lab) == n for lab, n in stated.items())]
+
+
+def _named_apart(step: RelationMatch, stated: dict[str, int]) -> bool:
+    """A step that other words of the claim name ("*starred* in a film directed by"), not the
+    words of a relation it writes out: people name a relation without writing its label."""
+    return bool(step.words) and step.strength >= MIN_NAMED and not any(
+        set(step.words.split()) & set(normalise(lab).split()) for lab in stated)
 
 
 async def preference_axiom(tools: Any, question: str, anchors: Sequence[TopicMention]) -> Axiom | None:
@@ -433,6 +455,8 @@ async def premise_facts(tools: Any, axiom: Axiom) -> tuple[list[EvidenceTriple],
         return facts, complete
     if not axiom.anchors:
         return [], True
+    if axiom.form in ("literal", "tally"):
+        return await walk(tools, axiom.anchors[0], axiom.steps)
     if axiom.form == "path":
         facts, complete = await walk(tools, axiom.anchors[0], axiom.steps)
         back = reverse_steps(axiom.steps)
@@ -538,6 +562,53 @@ def _decide_preference(axiom: Axiom, triples: Sequence[EvidenceTriple]) -> Decis
                                             f"{_cites(cited)} [axiom]"])
 
 
+def _decide_value(axiom: Axiom, triples: Sequence[EvidenceTriple]) -> Decision:
+    """A literal rule: some value of the anchor's relation compares with the claim's number as the
+    claim says; a tally rule: how many values it has does. The counted set is the evidence."""
+    a, label = axiom.anchors[0], axiom.anchor_labels[0] if axiom.anchor_labels else axiom.anchors[0]
+    reached, bound = _reach(triples, a, axiom.steps)
+    if not bound or axiom.op is None or axiom.value is None:
+        return Decision("unknown", missing=[axiom.premises[0] if axiom.premises else f"{label}'s facts"])
+    number = f"{axiom.value:g}"
+    last = axiom.steps[-1]
+    if axiom.form == "tally":
+        n = len(reached)
+        holds = compares(n, axiom.op, axiom.value)
+        cited = list(dict.fromkeys(c[-1] for c in reached.values()))
+        names = [triples[i].subject_label or triples[i].subject if last.direction == "in" else
+                 triples[i].object_label or triples[i].object for i in cited]
+        shown = ", ".join(names[:3]) + (f" and {len(names) - 3} more" if len(names) > 3 else "")
+        if last.direction == "in" and len(axiom.steps) == 1:
+            said = statement(shown, last.label, label).replace(f"{shown} is ", f"{shown} {'are' if n > 1 else 'is'} ", 1)
+        else:
+            said = f"{label} has {n} '{_steps_text(axiom.steps)}': {shown}"
+        verdict = f"{n} in all, which is {'' if holds else 'not '}{comparison_words(axiom.op, False)} {number}"
+        return Decision("true" if holds else "false", cited,
+                        [*(_say(triples[i], i) for i in cited), f"so {said}: {verdict} {_cites(cited)} [axiom]"])
+    values = [(numeric(value_of(triples[c[-1]])), c) for c in reached.values()]
+    values = [(v, c) for v, c in values if v is not None]
+    if not values:
+        return Decision("unknown", missing=[f"{label}'s {last.label} as a number"])
+    timely = all(v.is_integer() and 1000 <= v <= 2100 for v, _ in values)
+    good = [(v, c) for v, c in values if compares(v, axiom.op, axiom.value)]
+    chosen = good[:1] if good else values[:3]
+    cited = list(dict.fromkeys(i for _, c in chosen for i in c))
+    facts = " and ".join(_state(triples[i]) for i in cited)
+    words = comparison_words(axiom.op, timely)
+    if good:
+        tail = "" if axiom.op == "eq" else f", which is {words} {number}"
+    else:
+        tail = f", not {number}" if axiom.op == "eq" else f", which is not {words} {number}"
+    return Decision("true" if good else "false", cited,
+                    [*(_say(triples[i], i) for i in cited), f"so {facts}{tail} {_cites(cited)} [axiom]"])
+
+
+def negated(decision: Decision) -> Decision:
+    """A negated claim's verdict: the rule's, the other way; the facts and their reading stay."""
+    flip = {"true": "false", "false": "true"}
+    return Decision(flip.get(decision.verdict, decision.verdict), decision.cited, decision.reasoning, decision.missing)
+
+
 def decide(axiom: Axiom, triples: Sequence[EvidenceTriple]) -> Decision:
     """The axiom's verdict on the listed triples alone (never the KG): True/False only when every
     premise is bound to listed triples."""
@@ -545,6 +616,8 @@ def decide(axiom: Axiom, triples: Sequence[EvidenceTriple]) -> Decision:
         return Decision("unknown", missing=["the rule has no checkable premises"])
     if axiom.form == "prefer":
         return _decide_preference(axiom, triples)
+    if axiom.form in ("literal", "tally"):
+        return _decide_value(axiom, triples)
     a = axiom.anchors[0]
     reached_a, bound_a = _reach(triples, a, axiom.steps)
     label_a = axiom.anchor_labels[0] if axiom.anchor_labels else a

@@ -20,7 +20,8 @@ from kgteam.roles.r3.rules import verdict_label
 def _evidence(v: Verdict, axioms: list[Axiom]) -> Evidence:
     rule = next((a for a in axioms if a.text == v.axiom), None)
     return Evidence(triples=list(v.triples), reasoning=list(v.reasoning),
-                    axioms=[EvidenceAxiom(text=v.axiom, premises=list(rule.premises) if rule else [])] if v.axiom else [])
+                    axioms=[EvidenceAxiom(text=v.axiom, premises=list(rule.premises) if rule else [],
+                                          query=rule.query if rule else "")] if v.axiom else [])
 
 
 class VerdictJoin(Role):
