@@ -70,3 +70,8 @@ def test_older_than_a_year_is_before_it(team, tools):
                           "FILTER(<http://www.w3.org/2001/XMLSchema#integer>(?y) < 1930)")
     answer = team.ask("Which Alfred Hitchcock films are older than 1930?")
     assert gold and {v.label for v in answer.values} == gold
+
+
+def test_a_negation_with_nothing_to_leave_out_is_i_dont_know(team):
+    answer = team.ask("Which films written by Quentin Tarantino did he not direct?")
+    assert answer.status == "unknown" and not answer.values

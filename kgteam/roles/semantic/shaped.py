@@ -215,6 +215,13 @@ class ShapedReader:
             return await self._ordered(shape, paths, kind, klass, self._joinable(shape, paths, mentions))
         if shape.negated and len(_by_mention(paths)) >= 2:
             return await self._negation(paths, mentions, kind)
+        if shape.negated:  # "which films did X write but not direct": a chain would drop the "not"
+            chosen = paths.paths[0]
+            triples, end = chain_group(chosen)
+            return ShapedReading(select_graph(triples, end, topics=[chosen.entity], kind=kind), 0.0,
+                                 f"the question says what to leave out, and I found nothing of it to leave out; "
+                                 f"best guess without it: {chosen.explain()}", list(chosen.steps), chosen.key,
+                                 guess_only=True)
         if (shape.shape == "union" or shape.conjunction == "or") and len(_by_mention(paths)) >= 2:
             either = await self._union(paths, kind)
             if either is not None:
