@@ -304,6 +304,7 @@ class TopicMention(BaseModel):
     end: int
     iris: list[str] = Field(default_factory=list)
     firm: bool = True  # the main mention, or written as a name; a lowercase everyday word may be a relation word
+    category: bool = False  # a common noun naming a value many things share ("goalkeepers" -> Goalkeeper)
 
 
 class PlannedPath(BaseModel):

@@ -101,3 +101,16 @@ def test_the_noun_a_comparison_is_about_orders_and_names_no_set(team, tools):
                         "FILTER(<http://www.w3.org/2001/XMLSchema#integer>(?k) > 3)")
     answer = team.ask("Which Quarry Rovers players wear a shirt above 3?")
     assert gold and _labels(answer) == gold
+
+
+def test_kerag_joins_a_shared_value_too(roster_home, tools):
+    from kgteam.llm.no_model import NoModel
+    from kgteam.team_builder import playbook_runner
+
+    kg_tools = KGTools.from_kg(open_kg("roster", home=roster_home))
+    try:
+        answer = asyncio.run(playbook_runner("kerag", NoModel(), kg_tools).ask("Which strikers play for Mill Town?"))
+    finally:
+        kg_tools.close()
+    gold = _gold(tools, f"?x <{RO}fieldRole> <{RO}striker> ; <{RO}signedWith> <{RO}millTown> .")
+    assert _labels(answer) == gold

@@ -15,6 +15,7 @@ if TYPE_CHECKING:
     from kgteam.tools.toolbox import Toolbox
 
 _LEADING_OK = {"the", "a", "an"}
+_RDF_TYPE = "http://www.w3.org/1999/02/22-rdf-syntax-ns#type"
 # A value shared by many subjects of a relation with few values acts as a category ("goalkeepers"
 # -> the position Goalkeeper); these bounds say "few values" and "many subjects per value".
 CATEGORY_MAX_VALUES = 200
@@ -150,7 +151,7 @@ async def is_category_value(iri: str, tools: Toolbox) -> bool:
         return False
     for row in res.rows:
         p = row["p"].value if "p" in row else ""
-        if not p or "<" in p or ">" in p:
+        if not p or "<" in p or ">" in p or p == _RDF_TYPE:  # a class is read as a kind elsewhere
             continue
         try:
             members = await _bounded_count(tools, f"SELECT DISTINCT ?s WHERE {{ ?s <{p}> <{iri}> }}",

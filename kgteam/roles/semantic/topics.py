@@ -29,13 +29,14 @@ async def find_topics(question: str, tools: Any, *, max_mentions: int = 3, exact
     """
     found = [m for m in await spot_mentions(question, tools) if m.exact_iris()
              and (not exact_only or any(is_exact_hit(h, m.text) for h in m.hits))][:max_mentions]
-    return [TopicMention(text=m.text, start=m.start, end=m.end, iris=m.exact_iris(), firm=i == 0 or _name_like(m.text))
+    return [TopicMention(text=m.text, start=m.start, end=m.end, iris=m.exact_iris(),
+                         firm=i == 0 or _name_like(m.text) or m.category, category=m.category)
             for i, m in enumerate(found)]
 
 
 def as_mention(topic: TopicMention) -> Mention:
     hits = [LabelHit(iri=iri, label=topic.text, matched=topic.text, score=1.0, exact=True) for iri in topic.iris]
-    return Mention(topic.text, topic.start, topic.end, hits)
+    return Mention(topic.text, topic.start, topic.end, hits, category=topic.category)
 
 
 def topic_from_text(question: str, text: str, iris: list[str]) -> TopicMention | None:
