@@ -71,11 +71,20 @@ _MD_LIST = re.compile(r"^\s*(?:[-*+]|\d+[.)])\s+", re.M)
 _MD_QUOTE = re.compile(r"^\s*>\s?", re.M)
 
 
+def _heading_sentence(m: re.Match[str]) -> str:
+    """A heading as a sentence of its own: without a full stop, a chunk or a sentence reader would
+    run it into the text below it ("Lyon Lyon was founded ...")."""
+    words = m.group(1).strip()
+    if not words or words[-1] in ".!?:;":
+        return words
+    return f"{words}."
+
+
 def markdown_text(source: str) -> tuple[str | None, str]:
-    """(the first heading, the text without Markdown syntax)."""
+    """(the first heading, the text without Markdown syntax); each heading ends as a sentence."""
     heading = _MD_HEADING.search(source)
     text = _MD_FENCE.sub("", source)
-    text = _MD_HEADING.sub(r"\1", text)
+    text = _MD_HEADING.sub(_heading_sentence, text)
     text = _MD_IMAGE.sub(r"\1", text)
     text = _MD_LINK.sub(r"\1", text)
     text = _MD_EMPHASIS.sub(r"\2", text)
