@@ -28,6 +28,7 @@ from kgteam.protocols.payloads import (
     RetrySignal,
     RouteDecision,
 )
+from kgteam.roles.adaptive.answer_kind import asked_kind
 from kgteam.roles.adaptive.reading import Candidate, answer_candidates
 from kgteam.roles.base import Role, RoleContext
 from kgteam.roles.choice import Option, choose
@@ -52,6 +53,7 @@ def _quote(sentence: str, limit: int = 160) -> str:
 
 class Generator(Role[GeneratorSettings]):
     name: ClassVar[str] = "generator"
+    tools: ClassVar[tuple[str, ...]] = ("search_relations", "run_sparql")  # the kind asked (answer_kind)
     prompts: ClassVar[tuple[str, ...]] = ("adaptive_generate",)
     reads = (Question, Answer, Draft, GradedDocuments, RouteDecision)
 
@@ -91,7 +93,9 @@ class Generator(Role[GeneratorSettings]):
         route = decision.route if decision else "web"
         graph_values = graph.values if graph is not None and graph.status == "answered" else []
         dropped = {normalise(x) for x in exclude}
-        cands = [c for c in answer_candidates(question, graded.kept, limit=10) if normalise(c.text) not in dropped]
+        kind = await asked_kind(question, ctx.tools)  # a number for "the population of", a date for "when"
+        cands = [c for c in answer_candidates(question, graded.kept, limit=10, kind=kind)
+                 if normalise(c.text) not in dropped]
         in_graph = {normalise(v.label): v for v in graph_values}
         agreed = [c for c in cands if normalise(c.text) in in_graph]
         chosen: list[Candidate] = []
