@@ -29,11 +29,15 @@ from kgteam.protocols.payloads import (
     RouteDecision,
 )
 from kgteam.roles.adaptive.answer_kind import asked_kind
-from kgteam.roles.adaptive.reading import Candidate, answer_candidates
+from kgteam.roles.adaptive.bridge import Bridged, kg_from_documents
+from kgteam.roles.adaptive.reading import Candidate, answer_candidates, question_names
 from kgteam.roles.base import Role, RoleContext
 from kgteam.roles.choice import Option, choose
 from kgteam.roles.contract import handles
+from kgteam.roles.semantic import SemanticLayer
+from kgteam.roles.semantic.similarity import team_similarity
 from kgteam.roles.semantic.text import normalise
+from kgteam.roles.semantic.topics import find_topics
 from kgteam.roles.wording import answer_list
 
 
@@ -53,7 +57,9 @@ def _quote(sentence: str, limit: int = 160) -> str:
 
 class Generator(Role[GeneratorSettings]):
     name: ClassVar[str] = "generator"
-    tools: ClassVar[tuple[str, ...]] = ("search_relations", "run_sparql")  # the kind asked (answer_kind)
+    # the kind asked (answer_kind) and the way from the documents back into the KG (bridge)
+    tools: ClassVar[tuple[str, ...]] = ("search_relations", "run_sparql", "search_entities", "entity_schema",
+                                        "relation_names", "labels_for")
     prompts: ClassVar[tuple[str, ...]] = ("adaptive_generate",)
     reads = (Question, Answer, Draft, GradedDocuments, RouteDecision)
 
@@ -96,6 +102,10 @@ class Generator(Role[GeneratorSettings]):
         kind = await asked_kind(question, ctx.tools)  # a number for "the population of", a date for "when"
         cands = [c for c in answer_candidates(question, graded.kept, limit=10, kind=kind)
                  if normalise(c.text) not in dropped]
+        if route == "both" and not graph_values:
+            bridged = await self._bridge(question, graded.kept, ctx)
+            if bridged is not None:
+                return self._bridged_draft(question, bridged, graded, route, attempt)
         in_graph = {normalise(v.label): v for v in graph_values}
         agreed = [c for c in cands if normalise(c.text) in in_graph]
         chosen: list[Candidate] = []
@@ -128,6 +138,26 @@ class Generator(Role[GeneratorSettings]):
             f"the documents do not single out one answer ({', '.join(c.text for c in cands[:3])})")
         return Draft(question=question, text=f"I don't know: {why}.", known=False, evidence=evidence,
                      sources=sources, proposals=graded.proposals, route=route, attempt=attempt)
+
+    async def _bridge(self, question: str, kept: list[EvidenceDocument], ctx: RoleContext) -> Bridged | None:
+        """Documents → KG, only for a question that names no KG entity: the names it writes that the
+        KG does not know are what the documents must place."""
+        if any(t.firm and any(c.isupper() for c in t.text)
+               for t in await find_topics(question, ctx.tools, exact_only=True)):
+            return None  # a KG name in the question: the graph was asked from there already
+        unknown = question_names(question)
+        layer = SemanticLayer(ctx.tools, team_similarity(ctx.tools))
+        return await kg_from_documents(question, unknown, kept, ctx.tools, layer)
+
+    def _bridged_draft(self, question: str, bridged: Bridged, graded: GradedDocuments, route: str,
+                       attempt: int) -> Draft:
+        docs = sorted(graded.kept, key=lambda d: d.id != bridged.document)
+        text = (f"{answer_list([v.label for v in bridged.values], self.settings.max_listed)}: the documents place it "
+                f"at {bridged.entity} (\"{_quote(bridged.sentence, 120)}\"), and the KG gives {bridged.path} from there.")
+        evidence = Evidence(documents=docs, triples=bridged.triples)
+        return Draft(question=question, text=text, values=bridged.values, evidence=evidence,
+                     confidence=round(min(0.9, 0.5 + 0.25 * bridged.score), 3), known=True, sources=["web", "kg"],
+                     proposals=graded.proposals, route=route, attempt=attempt)  # type: ignore[arg-type]
 
     async def _vote(self, question: str, cands: list[Candidate], agreed: list[Candidate], chosen: list[Candidate],
                     how: str, ctx: RoleContext) -> tuple[list[Candidate], str]:

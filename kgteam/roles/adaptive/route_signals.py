@@ -132,6 +132,24 @@ async def _is_class(iri: str, tools: Any) -> bool:
     return bool(res.boolean)
 
 
+async def kg_class(word: str, tools: Any) -> str | None:
+    """The class of the KG named ``word`` (or its singular), if there is one."""
+    for iri in (await _known_label(word, tools))[:3]:
+        if _IRI.match(iri) and await _is_class(iri, tools):
+            return iri
+    return None
+
+
+async def is_member(iri: str, klass: str, tools: Any) -> bool:
+    if not (_IRI.match(iri) and _IRI.match(klass)):
+        return False
+    try:
+        res = await tools["run_sparql"](f"ASK {{ <{iri}> <{RDF_TYPE}> <{klass}> }}")
+    except (ToolError, KeyError):
+        return False
+    return bool(res.boolean)
+
+
 async def kg_class_words(question: str, tools: Any) -> list[str]:
     """The question's lower-case words that name a class of the KG ("which *region*")."""
     found = []
@@ -139,10 +157,8 @@ async def kg_class_words(question: str, tools: Any) -> list[str]:
         w = tok.lower
         if not tok.text.islower() or w in STOPWORDS or w in WH_WORDS or len(w) < 3 or w in found:
             continue
-        for iri in (await _known_label(w, tools))[:3]:
-            if _IRI.match(iri) and await _is_class(iri, tools):
-                found.append(w)
-                break
+        if await kg_class(w, tools) is not None:
+            found.append(w)
     return found
 
 
