@@ -66,6 +66,7 @@ def isles_tools(isles_home):
     ("Which river flows through the town where the Gilded Lantern stands?", "both"),
     ("Who designed the Gilded Lantern?", "web"),
     ("What is the population of Haddon Cross?", "web"),
+    ("What is the population of the Lunmarkish capital?", "kg"),  # the adjective of a region the KG has
 ])
 async def test_unknown_things_and_documents_that_lead_back_into_the_kg(question, expected, isles_tools):
     route, signals = await _route(question, isles_tools)
