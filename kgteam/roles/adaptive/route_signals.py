@@ -108,7 +108,8 @@ async def route_signals(question: str, tools: Any, layer: SemanticLayer, *, snap
     signals.best_path = best.explain()
     signals.best_score = best.score
     signals.words_left = words_left(question, topics, best)
-    signals.unknown_things = await unknown_things(question, signals.words_left, tools)
+    signals.unknown_things = await unknown_things(question, signals.words_left, tools,
+                                                  named_at={t.start for t in topics})
     return signals
 
 
@@ -162,10 +163,12 @@ async def kg_class_words(question: str, tools: Any) -> list[str]:
     return found
 
 
-async def unknown_things(question: str, left: list[str], tools: Any) -> list[str]:
+async def unknown_things(question: str, left: list[str], tools: Any, *, named_at: set[int] | frozenset[int] = frozenset()
+                         ) -> list[str]:
     """Lower-case things the question names with a determiner ("the *opera house* in X") that no
     relation explains and the KG has no entity or class of that name for: unknown, as an unknown
-    name is."""
+    name is. A noun right before a name the KG knows says what that name is ("the movie *Heat*"):
+    not a thing of its own (``named_at``: the token positions where KG names start)."""
     tokens = tokenize(question)
     low = [t.lower for t in tokens]
     out = []
@@ -178,7 +181,7 @@ async def unknown_things(question: str, left: list[str], tools: Any) -> list[str
                 and low[j] not in WH_WORDS:
             run.append(low[j])
             j += 1
-        if not run or not all(x in left for x in run):
+        if not run or not all(x in left for x in run) or j in named_at:
             continue
         thing = " ".join(run)
         if await _known_label(thing, tools) or await _known_label(run[-1], tools):
