@@ -181,7 +181,9 @@ async def unknown_things(question: str, left: list[str], tools: Any, *, named_at
                 and low[j] not in WH_WORDS:
             run.append(low[j])
             j += 1
-        if not run or not all(x in left for x in run) or j in named_at:
+        if j in named_at:  # "the movie Heat": the noun names what Heat is; "the observatory above X": a thing
+            run = run[:-1]
+        if not run or not all(x in left for x in run):
             continue
         thing = " ".join(run)
         if await _known_label(thing, tools) or await _known_label(run[-1], tools):

@@ -22,6 +22,7 @@ async def _route(question, small_tools, **kw):
     ("What is the latest film of Temuera Morrison?", "both"),  # the present is after any snapshot
     ("Who directed The Silent Harbour?", "web"),             # nothing the KG knows
     ("who directed the silent harbour", "web"),
+    ("who directed the film Tracker", "kg"),                 # "the film X" says what X is: nothing unknown
 ])
 async def test_routes(question, expected, small_tools):
     route, signals = await _route(question, small_tools)
