@@ -13,6 +13,7 @@ is at most three sentences and cites its documents; below ``min_score`` it is "I
 
 from __future__ import annotations
 
+import re
 from typing import ClassVar
 
 from pydantic import BaseModel, ConfigDict, Field
@@ -30,7 +31,7 @@ from kgteam.protocols.payloads import (
 )
 from kgteam.roles.adaptive.answer_kind import asked_kind
 from kgteam.roles.adaptive.bridge import Bridged, kg_from_documents
-from kgteam.roles.adaptive.reading import Candidate, answer_candidates, question_names
+from kgteam.roles.adaptive.reading import Candidate, answer_candidates, content_words, question_names
 from kgteam.roles.base import Role, RoleContext
 from kgteam.roles.choice import Option, choose
 from kgteam.roles.contract import handles
@@ -53,6 +54,24 @@ class GeneratorSettings(BaseModel):
 def _quote(sentence: str, limit: int = 160) -> str:
     s = one_line(sentence)
     return s if len(s) <= limit else s[: limit - 1] + "…"
+
+
+_LITERAL_VALUE = re.compile(r"^-?[\d.,:/ -]+(?:T[\d:.Z+-]+)?$")  # a number, a year or a date written out
+
+
+def fits_kind(values: list[AnswerValue], kind: str) -> bool:
+    """Do graph values answer the kind asked? A literal date or number does not answer "who"/"which"."""
+    if kind != "entity":
+        return True
+    return not all(v.iri is None and _LITERAL_VALUE.match(v.label.strip()) for v in values)
+
+
+def _writes_any(kept: list[EvidenceDocument], doc_id: str, things: list[str]) -> bool:
+    doc = next((d for d in kept if d.id == doc_id), None)
+    if doc is None:
+        return False
+    words = set(content_words(f"{doc.title or ''} {doc.text}"))
+    return any(set(content_words(t)) <= words for t in things)
 
 
 class Generator(Role[GeneratorSettings]):
@@ -100,8 +119,14 @@ class Generator(Role[GeneratorSettings]):
         graph_values = graph.values if graph is not None and graph.status == "answered" else []
         dropped = {normalise(x) for x in exclude}
         kind = await asked_kind(question, ctx.tools)  # a number for "the population of", a date for "when"
+        if route == "both" and graph_values and not fits_kind(graph_values, kind):
+            graph_values = []  # "who founded the observatory": a founding date is not who
         cands = [c for c in answer_candidates(question, graded.kept, limit=10, kind=kind)
                  if normalise(c.text) not in dropped]
+        things = [t for d in ctx.ancestors(RouteDecision) for t in d.signals.get("unknown_things", [])]
+        if things:  # the answer must come from a document that writes the thing the KG does not know
+            about = {c.document for c in cands if _writes_any(graded.kept, c.document, things)}
+            cands = [c for c in cands if c.document in about]
         if route == "both" and not graph_values:
             bridged = await self._bridge(question, graded.kept, ctx)
             if bridged is not None:
@@ -130,7 +155,8 @@ class Generator(Role[GeneratorSettings]):
             confidence = min(1.0, 0.5 + top.score) if agreed or how.startswith("read") else 0.5
             return Draft(question=question, text=text, values=values, evidence=evidence, confidence=round(confidence, 3),
                          known=True, sources=sources, proposals=graded.proposals, route=route, attempt=attempt)
-        if graph_values and graph is not None:  # the documents add nothing: the graph's answer stands
+        if graph_values and graph is not None and not things:  # the documents add nothing: the graph's answer stands
+            # (not when the question asks about a thing the KG does not know: the graph answered about its neighbour)
             return Draft(question=question, text=graph.text, values=graph_values, evidence=evidence,
                          confidence=graph.confidence or 0.0, known=True, sources=["kg"], proposals=graded.proposals,
                          route=route, attempt=attempt)
