@@ -26,7 +26,7 @@ from kgteam.eval.report import LoadedRun
 
 FORMATS = {".csv": "csv", ".jsonl": "jsonl"}
 COLUMNS = ("run", "id", "question", "gold", "answer", "answer_values", "answer_status", "confidence", "raw_confidence", "guess",
-           "guess_correct", "reading", "sparql", "grade", "decided_by", "stopped_by", "grounded_claimed",
+           "guess_correct", "reading", "sparql", "grade", "decided_by", "stopped_by", "route", "grounded_claimed",
            "grounded_checked", "llm_calls", "tokens", "seconds", "queued_seconds", "error")
 LIST_SEPARATOR = " | "  # several gold answers or answer values in one CSV cell
 _FORMULA_STARTS = ("=", "+", "-", "@", "\t", "\r")
@@ -53,7 +53,7 @@ def answer_rows(runs: Sequence[LoadedRun]) -> list[dict[str, Any]]:
                 "reading": r.reading, "sparql": r.sparql,
                 "grade": r.grading.grade if r.grading else None,
                 "decided_by": r.grading.decided_by if r.grading else None,
-                "stopped_by": r.stopped_by, "grounded_claimed": r.answer_grounded,
+                "stopped_by": r.stopped_by, "route": r.route, "grounded_claimed": r.answer_grounded,
                 "grounded_checked": r.groundedness.grounded if r.groundedness else None,
                 "llm_calls": r.llm_calls, "tokens": r.tokens, "seconds": r.seconds,
                 "queued_seconds": r.queued_seconds, "error": r.error,

@@ -610,9 +610,18 @@ def sample(items: Sequence[DatasetItem], n: int | None, seed: int = 0) -> list[D
     return [items[i] for i in picked]
 
 
+def _tag_text(value: object) -> str:
+    """A tag value as ``--where`` compares it: booleans as JSON writes them, whatever their case
+    ("true" matches a JSON ``true`` and a written "True")."""
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    text = str(value)
+    return text.lower() if text.lower() in ("true", "false") else text
+
+
 def slice_by(items: Iterable[DatasetItem], **tags: TagValue) -> list[DatasetItem]:
     """Items whose tags equal every given value, e.g. ``slice_by(items, hops=2)``."""
-    return [it for it in items if all(str(it.tags.get(k)) == str(v) for k, v in tags.items())]
+    return [it for it in items if all(_tag_text(it.tags.get(k)) == _tag_text(v) for k, v in tags.items())]
 
 
 def group_by_tag(items: Iterable[DatasetItem], tag: str) -> dict[str, list[DatasetItem]]:

@@ -30,7 +30,7 @@ from kgteam.eval.grading import (
     grade_answer,
     guess_correct,
 )
-from kgteam.eval.metrics import Predicted
+from kgteam.eval.metrics import VERDICT_LABELS, Predicted, normalize
 from kgteam.eval.verifiability import VerifiabilityCheck, check_verifiability
 from kgteam.llm.slots import wait_clock
 from kgteam.protocols.evidence import Evidence
@@ -61,6 +61,7 @@ class RunRecord(BaseModel):
     answer_status: str = "error"
     stopped_by: str = "error"
     answer_grounded: bool = False  # the team's own claim
+    route: str | None = None  # where a routing team looked for the answer (kg / web / both)
     answer_kind: str | None = None  # the dataset's kind of gold ("empty": the KG holds no answer)
     confidence: float | None = None  # the answer's (or, abstaining, its best guess's) confidence
     raw_confidence: float | None = None  # the scorer's score before the team's calibration map (None: no map)
@@ -187,11 +188,17 @@ def _record_from_answer(item: DatasetItem, answer: Answer) -> RunRecord:
         answer_text=answer.text, answer_values=answer.values, answer_status=answer.status,
         confidence=answer.confidence, raw_confidence=answer.raw_confidence, guess=answer.guess,
         reading=reading_of(answer),
-        stopped_by=answer.stopped_by, answer_grounded=answer.grounded, evidence=answer.evidence,
+        stopped_by=answer.stopped_by, answer_grounded=answer.grounded, route=answer.route, evidence=answer.evidence,
         fallbacks=answer.fallbacks, error=answer.error,
         llm_calls=answer.cost.llm_calls, prompt_tokens=answer.cost.prompt_tokens,
         completion_tokens=answer.cost.completion_tokens,
     )
+
+
+def is_verdict(values: Sequence[Predicted]) -> bool:
+    """A claim verdict ("supported", "refuted", "not enough info"): a label no triple holds, so its
+    groundedness is n/a (the verdict's triples are checked by verifiability), never 0."""
+    return bool(values) and all(normalize(v.label) in VERDICT_LABELS for v in values)
 
 
 async def evaluate_item(
@@ -224,7 +231,7 @@ async def _ask_and_grade(item: DatasetItem, team: AskingTeam, *, session_prefix:
         if said_nothing and answer.guess:
             record.guess_correct = guess_correct([Predicted(label=v.label, iri=v.iri) for v in answer.guess],
                                                  golds, answer_kind=item.answer_kind)
-        if tools is not None and record.grading.grade != "missing" and not said_nothing:
+        if tools is not None and record.grading.grade != "missing" and not said_nothing and not is_verdict(values):
             record.groundedness = await check_groundedness(answer.evidence.triples, values or [
                 Predicted(label=answer.text)], tools)
         if tools is not None and answer.evidence.reasoning:

@@ -101,4 +101,27 @@ def test_a_markdown_heading_stays_its_own_paragraph():
 
     title, text = markdown_text("# River Queen\n\nRiver Queen is a film.\n")
     assert title == "River Queen"
-    assert text.split("\n\n")[0].strip() == "River Queen"  # not run into the first sentence
+    assert text.split("\n\n")[0].strip() == "River Queen."  # not run into the first sentence
+
+
+def test_markdown_headings_are_sentences_of_their_own_in_chunks_and_sentences():
+    from kgteam.roles.adaptive.reading import sentences
+    from kgteam.tools.web.chunking import chunk_text
+    from kgteam.tools.web.readers import markdown_text
+
+    title, text = markdown_text("# Lyon\n\nLyon was founded in 43 BC by the Romans.\n\n## Food\n\n"
+                                "It is known for bouchons.\n\n## Why?\n\nBecause.")
+    assert title == "Lyon"
+    [chunk] = chunk_text(text, 800, 0)
+    flat = " ".join(chunk.split())
+    assert "Lyon. Lyon was founded" in flat and "Romans. Food. It is known" in flat
+    assert "Why? Because." in flat  # a heading that ends a sentence already gets no second stop
+    assert sentences(flat)[:2] == ["Lyon.", "Lyon was founded in 43 BC by the Romans."]
+
+
+def test_a_number_that_wraps_to_the_start_of_a_line_is_text_not_a_list_marker():
+    from kgteam.tools.web.readers import markdown_text
+
+    _, text = markdown_text("# Light\n\nIt was first lit in\n1856. Its keeper was Oren Salt.\n\nSteps:\n\n1. climb\n2. look")
+    assert "first lit in 1856. Its keeper" in " ".join(text.split())
+    assert text.split("\n\n")[-2:] == ["Steps:", "climb\nlook"]  # a real list keeps its paragraph break

@@ -13,6 +13,7 @@ is at most three sentences and cites its documents; below ``min_score`` it is "I
 
 from __future__ import annotations
 
+import re
 from typing import ClassVar
 
 from pydantic import BaseModel, ConfigDict, Field
@@ -28,11 +29,16 @@ from kgteam.protocols.payloads import (
     RetrySignal,
     RouteDecision,
 )
-from kgteam.roles.adaptive.reading import Candidate, answer_candidates
+from kgteam.roles.adaptive.answer_kind import asked_kind
+from kgteam.roles.adaptive.bridge import Bridged, kg_from_documents
+from kgteam.roles.adaptive.reading import Candidate, answer_candidates, content_words, question_names
 from kgteam.roles.base import Role, RoleContext
 from kgteam.roles.choice import Option, choose
 from kgteam.roles.contract import handles
+from kgteam.roles.semantic import SemanticLayer
+from kgteam.roles.semantic.similarity import team_similarity
 from kgteam.roles.semantic.text import normalise
+from kgteam.roles.semantic.topics import find_topics
 from kgteam.roles.wording import answer_list
 
 
@@ -50,8 +56,29 @@ def _quote(sentence: str, limit: int = 160) -> str:
     return s if len(s) <= limit else s[: limit - 1] + "…"
 
 
+_LITERAL_VALUE = re.compile(r"^-?[\d.,:/ -]+(?:T[\d:.Z+-]+)?$")  # a number, a year or a date written out
+
+
+def fits_kind(values: list[AnswerValue], kind: str) -> bool:
+    """Do graph values answer the kind asked? A literal date or number does not answer "who"/"which"."""
+    if kind != "entity":
+        return True
+    return not all(v.iri is None and _LITERAL_VALUE.match(v.label.strip()) for v in values)
+
+
+def _writes_any(kept: list[EvidenceDocument], doc_id: str, things: list[str]) -> bool:
+    doc = next((d for d in kept if d.id == doc_id), None)
+    if doc is None:
+        return False
+    words = set(content_words(f"{doc.title or ''} {doc.text}"))
+    return any(set(content_words(t)) <= words for t in things)
+
+
 class Generator(Role[GeneratorSettings]):
     name: ClassVar[str] = "generator"
+    # the kind asked (answer_kind) and the way from the documents back into the KG (bridge)
+    tools: ClassVar[tuple[str, ...]] = ("search_relations", "run_sparql", "search_entities", "entity_schema",
+                                        "relation_names", "labels_for")
     prompts: ClassVar[tuple[str, ...]] = ("adaptive_generate",)
     reads = (Question, Answer, Draft, GradedDocuments, RouteDecision)
 
@@ -91,7 +118,19 @@ class Generator(Role[GeneratorSettings]):
         route = decision.route if decision else "web"
         graph_values = graph.values if graph is not None and graph.status == "answered" else []
         dropped = {normalise(x) for x in exclude}
-        cands = [c for c in answer_candidates(question, graded.kept, limit=10) if normalise(c.text) not in dropped]
+        kind = await asked_kind(question, ctx.tools)  # a number for "the population of", a date for "when"
+        if route == "both" and graph_values and not fits_kind(graph_values, kind):
+            graph_values = []  # "who founded the observatory": a founding date is not who
+        cands = [c for c in answer_candidates(question, graded.kept, limit=10, kind=kind)
+                 if normalise(c.text) not in dropped]
+        things = [t for d in ctx.ancestors(RouteDecision) for t in d.signals.get("unknown_things", [])]
+        if things:  # the answer must come from a document that writes the thing the KG does not know
+            about = {c.document for c in cands if _writes_any(graded.kept, c.document, things)}
+            cands = [c for c in cands if c.document in about]
+        if route == "both" and not graph_values:
+            bridged = await self._bridge(question, graded.kept, ctx)
+            if bridged is not None:
+                return self._bridged_draft(question, bridged, graded, route, attempt)
         in_graph = {normalise(v.label): v for v in graph_values}
         agreed = [c for c in cands if normalise(c.text) in in_graph]
         chosen: list[Candidate] = []
@@ -116,7 +155,8 @@ class Generator(Role[GeneratorSettings]):
             confidence = min(1.0, 0.5 + top.score) if agreed or how.startswith("read") else 0.5
             return Draft(question=question, text=text, values=values, evidence=evidence, confidence=round(confidence, 3),
                          known=True, sources=sources, proposals=graded.proposals, route=route, attempt=attempt)
-        if graph_values and graph is not None:  # the documents add nothing: the graph's answer stands
+        if graph_values and graph is not None and not things:  # the documents add nothing: the graph's answer stands
+            # (not when the question asks about a thing the KG does not know: the graph answered about its neighbour)
             return Draft(question=question, text=graph.text, values=graph_values, evidence=evidence,
                          confidence=graph.confidence or 0.0, known=True, sources=["kg"], proposals=graded.proposals,
                          route=route, attempt=attempt)
@@ -124,6 +164,26 @@ class Generator(Role[GeneratorSettings]):
             f"the documents do not single out one answer ({', '.join(c.text for c in cands[:3])})")
         return Draft(question=question, text=f"I don't know: {why}.", known=False, evidence=evidence,
                      sources=sources, proposals=graded.proposals, route=route, attempt=attempt)
+
+    async def _bridge(self, question: str, kept: list[EvidenceDocument], ctx: RoleContext) -> Bridged | None:
+        """Documents → KG, only for a question that names no KG entity: the names it writes that the
+        KG does not know are what the documents must place."""
+        if any(t.firm and any(c.isupper() for c in t.text)
+               for t in await find_topics(question, ctx.tools, exact_only=True)):
+            return None  # a KG name in the question: the graph was asked from there already
+        unknown = question_names(question)
+        layer = SemanticLayer(ctx.tools, team_similarity(ctx.tools))
+        return await kg_from_documents(question, unknown, kept, ctx.tools, layer)
+
+    def _bridged_draft(self, question: str, bridged: Bridged, graded: GradedDocuments, route: str,
+                       attempt: int) -> Draft:
+        docs = sorted(graded.kept, key=lambda d: d.id != bridged.document)
+        text = (f"{answer_list([v.label for v in bridged.values], self.settings.max_listed)}: the documents place it "
+                f"at {bridged.entity} (\"{_quote(bridged.sentence, 120)}\"), and the KG gives {bridged.path} from there.")
+        evidence = Evidence(documents=docs, triples=bridged.triples)
+        return Draft(question=question, text=text, values=bridged.values, evidence=evidence,
+                     confidence=round(min(0.9, 0.5 + 0.25 * bridged.score), 3), known=True, sources=["web", "kg"],
+                     proposals=graded.proposals, route=route, attempt=attempt)  # type: ignore[arg-type]
 
     async def _vote(self, question: str, cands: list[Candidate], agreed: list[Candidate], chosen: list[Candidate],
                     how: str, ctx: RoleContext) -> tuple[list[Candidate], str]:

@@ -11,6 +11,8 @@ import re
 from dataclasses import dataclass, field
 
 from kgteam.protocols.evidence import EvidenceDocument
+from kgteam.roles.adaptive.answer_kind import is_time_name
+from kgteam.roles.semantic.shape import read_shape
 from kgteam.roles.semantic.text import STOPWORDS, WH_WORDS, normalise, stem, tokenize
 
 _SENTENCE = re.compile(r"(?<=[.!?])(?<!\b[A-Z]\.)(?<!\b(?:Mr|Dr|Ms|St|Jr|Sr)\.)(?<!\bMrs\.)\s+(?=[A-Z\"'(\[])|\n+")
@@ -18,6 +20,9 @@ _SENTENCE = re.compile(r"(?<=[.!?])(?<!\b[A-Z]\.)(?<!\b(?:Mr|Dr|Ms|St|Jr|Sr)\.)(
 _NAME = re.compile(
     r"[A-Z][\w'’-]*\.?(?:\s+(?:(?:of|de|la|von|van|der|the|da|du|le)\s+){0,2}[A-Z][\w'’-]*\.?)*")
 _JOINERS = {"of", "de", "la", "von", "van", "der", "the", "da", "du", "le"}
+# a number as documents write one ("640", "1,200", "212.5"), not inside a word or a date
+_NUMBER_SPAN = re.compile(r"(?<![\w.,-])\d{1,3}(?:,\d{3})+(?:\.\d+)?(?![\w,]\d)|(?<![\w.,-])\d+(?:\.\d+)?(?![\w]|[.,]\d)")
+_YEAR_SPAN = re.compile(r"(?<![\w.,-])(?:1\d{3}|20\d{2})(?![\w]|[.,]\d)")
 _INITIAL = re.compile(r"^[A-Z]\.$")
 MAX_SENTENCE_CHARS = 600
 
@@ -71,6 +76,18 @@ def names_in(sentence: str) -> list[NameSpan]:
         start = sentence.find(text, m.start())
         out.append(_without_possessive(NameSpan(text, start, start + len(text))))  # "Caspar Wren's" names Caspar Wren
     return out
+
+
+def value_spans(sentence: str, kind: str) -> list[NameSpan]:
+    """The spans of ``sentence`` that could answer a question asking for ``kind``: numbers for a
+    number, years and month or weekday names for a date, names written with capitals (a month or
+    a weekday aside: those are dates) for anything else."""
+    if kind == "number":
+        return [NameSpan(m.group(0), m.start(), m.end()) for m in _NUMBER_SPAN.finditer(sentence)]
+    if kind == "date":
+        spans = [NameSpan(m.group(0), m.start(), m.end()) for m in _YEAR_SPAN.finditer(sentence)]
+        return spans + [n for n in names_in(sentence) if is_time_name(n.text)]
+    return [n for n in names_in(sentence) if not is_time_name(n.text)]
 
 
 def question_names(question: str) -> list[str]:
@@ -131,8 +148,10 @@ def _anchors(sentence: str, words: set[str], names: list[str]) -> list[tuple[int
     return spots
 
 
-def answer_candidates(question: str, documents: list[EvidenceDocument], *, limit: int = 5) -> list[Candidate]:
-    """Names in the documents that the question may ask for, best first.
+def answer_candidates(question: str, documents: list[EvidenceDocument], *, limit: int = 5,
+                      kind: str | None = None) -> list[Candidate]:
+    """Spans in the documents that the question may ask for, best first: only spans of the kind
+    asked (``kind``, else the shape reading's answer kind; see ``value_spans``).
 
     A sentence counts by how many of the question's content words and names it shares; a name in
     it scores by that share and by how close it stands to those words. Names the question itself
@@ -141,6 +160,9 @@ def answer_candidates(question: str, documents: list[EvidenceDocument], *, limit
     q_words = set(content_words(question))
     q_name_words = {stem(w.lower()) for n in q_names for w in n.split()}
     focus = q_words - q_name_words  # the words that say what is asked
+    kind = kind or read_shape(question).answer_kind
+    q_values = {normalise(n.text) for n in value_spans(question, kind)} if kind in ("number", "date") else set()
+    years_only = kind == "date" and any(t.lower in ("year", "years") for t in tokenize(question))  # a month is no year
     by_text: dict[str, Candidate] = {}
     for rank, doc in enumerate(documents):
         doc_weight = 1.0 / (1.0 + 0.15 * rank)
@@ -154,7 +176,9 @@ def answer_candidates(question: str, documents: list[EvidenceDocument], *, limit
                                              for n in q_names) else 0.5
             overlap = shared / max(1, len(q_words) + len(q_names))
             anchors = _anchors(sentence, focus, q_names)
-            for span in names_in(sentence):
+            for span in value_spans(sentence, kind):
+                if normalise(span.text) in q_values or (years_only and not span.text.isdigit()):
+                    continue
                 if any(contains_name(n, span.text) or contains_name(span.text, n) for n in q_names):
                     continue
                 if contains_name(title, span.text) and normalise(span.text) == normalise(title):
@@ -162,7 +186,7 @@ def answer_candidates(question: str, documents: list[EvidenceDocument], *, limit
                 near = _closeness(sentence, span, anchors)
                 # standing right beside the words that say what is asked counts most; a lone
                 # capitalised word (an adjective of nationality, a place) is a weaker name
-                single = 0.8 if len(span.text.split()) == 1 else 1.0
+                single = 0.8 if kind not in ("number", "date") and len(span.text.split()) == 1 else 1.0
                 score = doc_weight * about * single * (0.3 * overlap + 0.7 * near)
                 key = normalise(span.text)
                 cand = by_text.get(key)

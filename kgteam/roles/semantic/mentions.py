@@ -21,6 +21,10 @@ _RDF_TYPE = "http://www.w3.org/1999/02/22-rdf-syntax-ns#type"
 CATEGORY_MAX_VALUES = 200
 CATEGORY_SUBJECTS_PER_VALUE = 4
 CATEGORY_MIN_MEMBERS = 3
+# Closed-class English morphology of adjectives of place ("Italian", "Swedish", "Chinese", "Icelandic")
+# and the endings of the names they come from ("Ital-y", "Swed-en", "Chin-a", "Iceland").
+_PLACE_ADJECTIVE_SUFFIXES = ("ian", "ean", "ese", "ish", "ic", "an", "i", "n")
+_PLACE_NAME_ENDINGS = ("", "y", "a", "ia", "o", "e", "en", "land")
 
 
 @dataclass
@@ -118,6 +122,18 @@ async def spot_mentions(question: str, tools: Toolbox, *, max_ngram: int = 10, k
             found.append(m)
             for j in range(m.start, m.end):
                 covered[j] = True
+    for i, token in enumerate(tokens):  # "the Swiss capital", "a German city": the place, before the language
+        if not _attributive_capital(tokens, lower, i):
+            continue
+        places = await place_of_adjective(token.text, tools, k=k)
+        if not places:
+            continue
+        at = next((m for m in found if m.start == i and m.end == i + 1), None)
+        if at is not None:
+            at.hits = places + [h for h in at.hits if h.iri not in {p.iri for p in places}]
+        elif not covered[i]:
+            found.append(Mention(token.text, i, i + 1, places))
+            covered[i] = True
     for m in found:  # "which drama": a common noun naming a shared value is a constraint, not the answer's kind
         if m.text.islower() and not m.fuzzy:
             m.category = any([await is_category_value(iri, tools) for iri in m.exact_iris()[:3]])
@@ -137,6 +153,49 @@ async def spot_mentions(question: str, tools: Toolbox, *, max_ngram: int = 10, k
             found.append(Mention(token.text, i, i + 1, values, category=True))
             covered[i] = True
     return found
+
+
+def _attributive_capital(tokens: list[Token], lower: list[str], i: int) -> bool:
+    """A capitalised word (not the question's first) right before a lower-case noun: "a *German* city"."""
+    word = tokens[i].text
+    if i == 0 or not word[:1].isupper() or not word.isalpha() or i + 1 >= len(tokens):
+        return False
+    nxt = tokens[i + 1].text
+    return nxt.isalpha() and nxt.islower() and lower[i + 1] not in STOPWORDS and lower[i + 1] not in WH_WORDS
+
+
+def place_names_for(adjective: str) -> set[str]:
+    """The names an adjective of place may come from by English morphology ("German" -> "germany",
+    "Swedish" -> "sweden", "Lunmarkish" -> "lunmark"); no list of places."""
+    a = normalise(adjective)
+    out = {a + "y"}
+    for suffix in _PLACE_ADJECTIVE_SUFFIXES:
+        if a.endswith(suffix) and len(a) - len(suffix) >= 3:
+            out.update(a[: -len(suffix)] + ending for ending in _PLACE_NAME_ENDINGS)
+    out.discard(a)
+    return out
+
+
+async def place_of_adjective(adjective: str, tools: Toolbox, *, k: int = 5) -> list[LabelHit]:
+    """KG entities an adjective of place names: a label or alias that the adjective derives from,
+    or an alias that the adjective opens while the entity's own label does not ("Swiss" -> the
+    entity labelled "Switzerland" with the alias "Swiss Confederation")."""
+    forms = place_names_for(adjective)
+    a = normalise(adjective)
+    stems = {a, *(a[: -len(s)] for s in _PLACE_ADJECTIVE_SUFFIXES if a.endswith(s) and len(a) - len(s) >= 3)}
+    out: list[LabelHit] = []
+    for query in sorted(stems, key=len, reverse=True):
+        try:
+            hits = await tools["search_entities"](query, k=max(k, 10))
+        except ToolError:
+            return out
+        for h in hits:
+            names = {normalise(h.matched), normalise(h.label)}
+            derived = bool(names & forms)
+            opened = normalise(h.matched).startswith(a + " ") and not normalise(h.label).startswith(a)
+            if (derived or opened) and h.iri not in {x.iri for x in out}:
+                out.append(LabelHit(iri=h.iri, label=h.label, matched=adjective, score=h.score, exact=True))
+    return out
 
 
 async def is_category_value(iri: str, tools: Toolbox) -> bool:

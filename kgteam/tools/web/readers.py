@@ -67,21 +67,44 @@ _MD_HEADING = re.compile(r"^[ \t]{0,3}#{1,6}[ \t]+(.*?)[ \t]*#*[ \t]*$", re.M)  
 _MD_IMAGE = re.compile(r"!\[([^\]]*)\]\([^)]*\)")
 _MD_LINK = re.compile(r"\[([^\]]+)\]\([^)]*\)")
 _MD_EMPHASIS = re.compile(r"(\*\*|__|\*|_|`)(?=\S)(.+?)(?<=\S)\1")
-_MD_LIST = re.compile(r"^\s*(?:[-*+]|\d+[.)])\s+", re.M)
+_MD_LIST = re.compile(r"^[ \t]*(?:[-*+]|\d+[.)])[ \t]+", re.M)
+_MD_NUMBERED = re.compile(r"^[ \t]*\d+[.)][ \t]")
 _MD_QUOTE = re.compile(r"^\s*>\s?", re.M)
 
 
+def _heading_sentence(m: re.Match[str]) -> str:
+    """A heading as a sentence of its own: without a full stop, a chunk or a sentence reader would
+    run it into the text below it ("Lyon Lyon was founded ...")."""
+    words = m.group(1).strip()
+    if not words or words[-1] in ".!?:;":
+        return words
+    return f"{words}."
+
+
 def markdown_text(source: str) -> tuple[str | None, str]:
-    """(the first heading, the text without Markdown syntax)."""
+    """(the first heading, the text without Markdown syntax); each heading ends as a sentence."""
     heading = _MD_HEADING.search(source)
     text = _MD_FENCE.sub("", source)
-    text = _MD_HEADING.sub(r"\1", text)
+    text = _MD_HEADING.sub(_heading_sentence, text)
     text = _MD_IMAGE.sub(r"\1", text)
     text = _MD_LINK.sub(r"\1", text)
     text = _MD_EMPHASIS.sub(r"\2", text)
-    text = _MD_LIST.sub("", text)
+    text = _MD_LIST.sub("", _unwrap_numbers(text))
     text = _MD_QUOTE.sub("", text)
     return (heading.group(1).strip() if heading else None), text
+
+
+def _unwrap_numbers(text: str) -> str:
+    """A line that starts with a number and a full stop inside a paragraph ("... first lit in\n1856.
+    Its keeper ...") continues that paragraph: a numbered list starts after a blank line or a list
+    item, so the number is joined to the line before instead of being read as a list marker."""
+    out: list[str] = []
+    for line in text.split("\n"):
+        if out and _MD_NUMBERED.match(line) and out[-1].strip() and not _MD_LIST.match(out[-1]):
+            out[-1] = f"{out[-1].rstrip()} {line.lstrip()}"
+        else:
+            out.append(line)
+    return "\n".join(out)
 
 
 # ---------------------------------------------------------------- HTML

@@ -22,6 +22,7 @@ async def _route(question, small_tools, **kw):
     ("What is the latest film of Temuera Morrison?", "both"),  # the present is after any snapshot
     ("Who directed The Silent Harbour?", "web"),             # nothing the KG knows
     ("who directed the silent harbour", "web"),
+    ("who directed the film Tracker", "kg"),                 # "the film X" says what X is: nothing unknown
 ])
 async def test_routes(question, expected, small_tools):
     route, signals = await _route(question, small_tools)
@@ -44,3 +45,30 @@ def test_time_words_are_english_words_of_time():
     assert time_words("Who is the current coach now?") == ["current", "now"]
     assert years_after("in 1999 and 2031", 2020) == [2031]
     assert years_after("in 2031", None) == []
+
+
+@pytest.fixture(scope="module")
+def isles_tools(isles_home):
+    from kgteam.tools.kg import open_kg
+    from kgteam.tools.kg_tools import KGTools
+
+    tools = KGTools.from_kg(open_kg("isles", home=isles_home))
+    yield tools
+    tools.close()
+
+
+@pytest.mark.parametrize("question,expected", [
+    # an unknown lower-case thing beside a known name: the KG alone cannot answer
+    ("Who founded the observatory above Serrin?", "both"),
+    ("When was the tram line in Corlis opened?", "both"),
+    ("What are the official languages of Quillsey?", "kg"),  # "languages": a class the KG has
+    # documents → KG: the name is only in documents, the kind asked ("region", "river") is the KG's
+    ("In which region is the theatre called the Gilded Lantern?", "both"),
+    ("Which river flows through the town where the Gilded Lantern stands?", "both"),
+    ("Who designed the Gilded Lantern?", "web"),
+    ("What is the population of Haddon Cross?", "web"),
+    ("What is the population of the Lunmarkish capital?", "kg"),  # the adjective of a region the KG has
+])
+async def test_unknown_things_and_documents_that_lead_back_into_the_kg(question, expected, isles_tools):
+    route, signals = await _route(question, isles_tools)
+    assert route == expected, signals
