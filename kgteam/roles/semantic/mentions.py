@@ -125,6 +125,8 @@ async def spot_mentions(question: str, tools: Toolbox, *, max_ngram: int = 10, k
     for i, token in enumerate(tokens):  # "the Swiss capital", "a German city": the place, before the language
         if not _attributive_capital(tokens, lower, i):
             continue
+        if covered[i] and not any(m.start == i and m.end == i + 1 for m in found):
+            continue  # inside a longer name ("Eartha Kitt"): no adjective of its own
         places = await place_of_adjective(token.text, tools, k=k)
         if not places:
             continue
