@@ -95,7 +95,7 @@ def structure_problem(t: GraphTemplate, *, max_hops: int = 3) -> str | None:
         return f"a {t.shape} template names one entity, <E0>"
     if t.shape != "ask":
         for e in range(len(t.entities)):
-            hops = _hops(triples, f"<E{e}>", t.answer)
+            hops = hops_between(triples, f"<E{e}>", t.answer)
             if hops is None or hops > max_hops:
                 return f"<E{e}> must reach {t.answer} through at most {max_hops} triples"
     if (t.shape == "ask") != (t.kind == "boolean"):
@@ -122,7 +122,7 @@ def _connected(triples: list[tuple[str, str, str]]) -> bool:
     return reached == nodes
 
 
-def _hops(triples: list[tuple[str, str, str]], start: str, end: str) -> int | None:
+def hops_between(triples: list[tuple[str, str, str]], start: str, end: str) -> int | None:
     """Fewest triples from ``start`` to ``end``, walked in either direction (None: not reached)."""
     frontier, seen, n = {start}, {start}, 0
     while frontier:

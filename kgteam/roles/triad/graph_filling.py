@@ -18,8 +18,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from kgteam.protocols.graph_template import GraphTemplate
-from kgteam.protocols.payloads import AnswerTypeName, GraphReading, RelationPaths
+from kgteam.protocols.graph_template import GraphTemplate, hops_between
+from kgteam.protocols.payloads import AnswerTypeName, GraphReading, RankedPath, RelationPaths
 from kgteam.protocols.query_graph import Shape
 from kgteam.roles.semantic.reading_answer import read_graph
 from kgteam.roles.semantic.shape import ShapeReading
@@ -105,7 +105,8 @@ async def fill(reader: ShapedReader, question: str, t: GraphTemplate, paths: Rel
     reading of the template's shape from the entities it names."""
     named = {normalise(n) for n in t.entities}
     kept = [m for m in mentions if normalise(getattr(m, "text", "")) in named]
-    ranked = [p for p in paths.paths if normalise(p.mention) in named]
+    lengths = {normalise(n): _lengths(t, i) for i, n in enumerate(t.entities)}
+    ranked = _cut(paths.paths, lengths)
     if len({normalise(p.mention) for p in ranked}) < len(named):
         return None
     reading = await read_graph(_Fixed(reader, as_shape_reading(t, seen)), question,  # type: ignore[arg-type]
@@ -113,6 +114,36 @@ async def fill(reader: ShapedReader, question: str, t: GraphTemplate, paths: Rel
     if reading is None or reading.graph.shape not in _filled_shape(t):
         return None
     return reading
+
+
+def _lengths(t: GraphTemplate, index: int) -> set[int]:
+    """The path lengths from entity ``index`` the template allows: its triples to the answer (to
+    the other entity, for a yes/no); a set that is ordered or filtered may come with its literal
+    step; each side of a join may be a prefix (the reader adds prefixes itself)."""
+    triples = t.parsed()
+    end = "<E1>" if t.shape == "ask" else t.answer
+    hops = hops_between(triples, f"<E{index}>", end) or 0
+    if t.shape in ("superlative", "comparative"):
+        return {hops, hops + 1}
+    if t.shape in ("intersection", "union", "negation"):
+        return set(range(1, hops + 1))
+    return {hops}
+
+
+def _cut(paths: Sequence[RankedPath], lengths: dict[str, set[int]]) -> list[RankedPath]:
+    """The named entities' ranked paths of the template's lengths, in the layer's order; a longer
+    path stands for its prefix of the longest allowed length (keeping its score)."""
+    out: dict[str, RankedPath] = {}
+    for p in paths:
+        allowed = lengths.get(normalise(p.mention))
+        if not allowed:
+            continue
+        if p.hops not in allowed:
+            if p.hops < max(allowed):
+                continue
+            p = p.model_copy(update={"steps": p.steps[: max(allowed)], "answers": [], "sparql": ""})
+        out.setdefault(p.key, p)
+    return list(out.values())
 
 
 class _Fixed:
