@@ -1,11 +1,13 @@
 """Generalist: question -> ranked relation paths, triple patterns, a SPARQL template, the answer type.
 
 The semantic layer reads the question first (topic mention, candidate relation paths of 1-3
-hops scored against the question's words) and its ranking travels on as ``RelationPaths``. The
-model then parses with worked examples; its parse is accepted only when the template is a
-placeholder-only chain, the mention is one the label index knows in this question, and the hop
-count agrees with the layer's best path when the layer is confident. Otherwise the layer's best
-path is the parse.
+hops scored against the question's words) and its ranking travels on as ``RelationPaths``; the
+shape reader may read it into a query graph (a count, a superlative, a yes/no ...). The model
+then writes a query-graph template over placeholders (``protocols.graph_template``), accepted
+only when it is well formed, its entities are names the label index knows in this question, its
+shape is the one the question's words show (when they show one), and a chain's hop count agrees
+with the layer's best path when the layer is confident. A chain becomes the parse plan; any
+other shape goes to the decision maker to fill. Otherwise the deterministic reading stands.
 """
 
 from __future__ import annotations
