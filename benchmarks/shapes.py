@@ -322,17 +322,17 @@ def ask_all(questions: Sequence[ShapeQuestion], golds: dict[str, Gold | str], *,
             try:
                 answer = team.ask(q.question)
                 status, text, conf, raw = answer.status, answer.text, answer.confidence, answer.raw_confidence
-                calls = answer.cost.llm_calls
+                calls, fell_back = answer.cost.llm_calls, list(answer.fallbacks)
                 values = [Predicted(label=v.label, iri=v.iri) for v in answer.values]
                 error = answer.error
             except Exception as exc:  # recorded, and the run goes on
                 status, text, conf, raw, values, error = "error", "", None, None, [], f"{type(exc).__name__}: {exc}"[:300]
-                calls = 0
+                calls, fell_back = 0, []
             seconds = time.perf_counter() - started
             g = grade(q.shape, gold, status=status, text=text, values=values)
             rows.append({**row, "gold": gold.display(), "gold_empty": gold.empty, "answer_text": text,
                          "answer_values": [asdict(v) for v in values], "status": status, "confidence": conf,
-                         "raw_confidence": raw, "llm_calls": calls,
+                         "raw_confidence": raw, "llm_calls": calls, "fallbacks": fell_back,
                          "right": g.right, "exact": g.exact, "outcome": g.outcome, "error": error,
                          "seconds": round(seconds, 3)})
             print(f"{q.id}: {g.outcome} ({status}, {conf if conf is None else round(conf, 2)}, {calls} LLM calls)",

@@ -202,6 +202,7 @@ class QueryResult(Payload):
     outcome: QueryOutcome = "ok"
     error: str | None = None  # a readable message when the outcome is not "ok"
     triples: list[EvidenceTriple] = Field(default_factory=list)  # the facts the rows rest on
+    reading: GraphReading | None = None  # the query graph reading that ran, when one did
 
     @model_validator(mode="after")
     def _empty_is_not_ok(self) -> QueryResult:

@@ -108,6 +108,9 @@ async def test_a_superlative_template_answers_what_the_words_alone_do_not(isles)
     assert fills[0]["filled"] and "elevation" in fills[0]["reading"]
     assert [v.label for v in floor.values] != ["Mount Orrin"]  # without the template: no ordering
     assert re.search(r"ORDER BY|MAX\(", answer.evidence.queries[0].sparql)
+    # the advisor answers from the reading that ran: its ordered set is the evidence, its confidence stated
+    assert any(t.predicate.endswith("elevationM") for t in answer.evidence.triples)
+    assert answer.confidence == pytest.approx(fills[0]["confidence"])
     assert answer.cost.llm_calls <= 8
 
 

@@ -195,26 +195,27 @@ class DecisionMaker(Role[DecisionMakerSettings]):
         reader = ShapedReader(ctx.tools, team_similarity(ctx.tools))
         filled = await fill(reader, question, template, paths, mentions, seen, ctx.trace, self.instance_name)
         ctx.trace.record("template_fill", role=self.instance_name, shape=template.shape, filled=filled is not None,
-                         reading=filled.explanation if filled else None)
+                         reading=filled.explanation if filled else None,
+                         confidence=filled.confidence if filled else None)
         return filled
 
     async def _run_reading(self, reading: GraphReading, ctx: RoleContext) -> Linking:
         """A query graph reading is already linked: compile it through the one builder and run it."""
         if reading.guess_only and not reading.graph.where.triples and not reading.graph.where.not_exists:
             return [QueryCandidates(queries=[], selected=None),
-                    QueryResult(sparql="", outcome="empty_result", error=reading.explanation)]
+                    QueryResult(sparql="", outcome="empty_result", error=reading.explanation, reading=reading)]
         try:
             ran = await run_reading(ctx.tools, reading, self.settings.query_limit)
         except ToolError as exc:
             return [QueryCandidates(queries=[], selected=None),
-                    QueryResult(sparql="", outcome="query_error", error=str(exc))]
+                    QueryResult(sparql="", outcome="query_error", error=str(exc), reading=reading)]
         sparql, variables, rows = ran.sparql, ran.variables, ran.rows
         ctx.trace.record("queries", role=self.instance_name, executed=1, nonempty=int(bool(rows)),
                          shape=reading.graph.shape)
         query = CandidateQuery(sparql=sparql, key=reading.key, entity=(reading.graph.topics or [None])[0],
                                score=reading.confidence, confidence=reading.confidence, row_count=len(rows))
         return [QueryCandidates(queries=[query], selected=0 if rows else None),
-                QueryResult(sparql=sparql, variables=variables, rows=rows)]
+                QueryResult(sparql=sparql, variables=variables, rows=rows, reading=reading)]
 
     # ------------------------------------------------------------------ helpers
     @staticmethod
