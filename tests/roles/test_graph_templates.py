@@ -129,3 +129,13 @@ async def test_an_invalid_template_falls_back_to_the_deterministic_reading(isles
     assert "count, not a chain" in parse[0]["errors"][0]
     assert not fills
     assert (answer.status, answer.text) == (floor.status, floor.text) == ("answered", "3")
+
+
+async def test_a_yes_no_template_is_filled_from_either_entity(isles):
+    ask = {"shape": "ask", "entities": ["Ammel", "Ostrand"], "relations": ["flows through"],
+           "triples": ["<E0> <R0> <E1>"], "kind": "boolean"}
+    no, fills, _ = await _ask(isles, _model(ask), "Does the Ammel flow through Ostrand?")
+    yes, _, _ = await _ask(isles, _model({**ask, "entities": ["Ammel", "Havenmoor"]}),
+                           "Does the Ammel flow through Havenmoor?")
+    assert fills[0]["filled"] and fills[0]["shape"] == "ask"
+    assert (no.status, no.text, yes.status, yes.text) == ("answered", "No", "answered", "Yes")

@@ -28,7 +28,6 @@ from kgteam.protocols.payloads import (
     RetryHint,
     RetrySignal,
     SparqlTemplate,
-    TriplePattern,
     TriplePatterns,
 )
 from kgteam.roles.base import Role, RoleContext
@@ -101,21 +100,17 @@ class Generalist(Role[GeneralistSettings]):
             seen = read_shape(mask_mentions(question, mentions), literal_relations(paths))
             plan, drawn = await self._model_parse(ctx, question, mentions, det, hint, sure, seen,
                                                   chain_only=not self.settings.shapes, has_reading=reading is not None)
-        if drawn is not None:
-            ctx.trace.record("parse", role=self.instance_name, shape=drawn.shape, template=drawn.triples,
-                             entities=drawn.entities)
-            return [paths, TriplePatterns(patterns=_patterns(drawn)),
-                    AnswerType(type=answer_type(drawn), is_list=drawn.shape not in ("count", "ask")),
-                    SparqlTemplate(template=chain_template(det.hops), entity_placeholders=["E0"],
-                                   relation_placeholders=[f"R{i}" for i in range(det.hops)], reading=reading,
-                                   graph=drawn)]
+        if drawn is not None:  # the decision maker fills it; when nothing fills, what follows stands
+            ctx.trace.record("template", role=self.instance_name, shape=drawn.shape, triples=drawn.triples,
+                             entities=drawn.entities, relations=drawn.relations)
         if reading is not None:
             ctx.trace.record("parse", role=self.instance_name, shape=reading.graph.shape,
                              reading=reading.explanation, confidence=reading.confidence)
             return [paths, TriplePatterns(patterns=det.patterns()),
                     AnswerType(type=_answer_type(reading), is_list=reading.graph.aggregate is None),
                     SparqlTemplate(template=chain_template(det.hops), entity_placeholders=["E0"],
-                                   relation_placeholders=[f"R{i}" for i in range(det.hops)], reading=reading)]
+                                   relation_placeholders=[f"R{i}" for i in range(det.hops)], reading=reading,
+                                   graph=drawn)]
         template = chain_template(plan.hops)
         ctx.trace.record("parse", role=self.instance_name, mention=plan.mention.text if plan.mention else None,
                          hops=plan.hops, answer_type=plan.answer_type)
@@ -124,7 +119,7 @@ class Generalist(Role[GeneralistSettings]):
             TriplePatterns(patterns=plan.patterns()),
             AnswerType(type=plan.answer_type, is_list=True),
             SparqlTemplate(template=template, entity_placeholders=["E0"],
-                           relation_placeholders=[f"R{i}" for i in range(plan.hops)]),
+                           relation_placeholders=[f"R{i}" for i in range(plan.hops)], graph=drawn),
         ]
 
     async def _graph_reading(self, question: str, paths: RelationPaths, mentions: list[Mention], hint: RetryHint,
@@ -187,15 +182,6 @@ class Generalist(Role[GeneralistSettings]):
         mention = known.get(normalise(out.entities[0])) or Mention(out.entities[0], 0, 0)
         phrases = [out.relations[int(step.relation[1:])] for step in chain.steps]
         return ParsePlan(mention, chain.hops, answer_type(out), phrases), None
-
-
-def _patterns(t: GraphTemplate) -> list[TriplePattern]:
-    """The template's triples with the entity names and relation phrases written in."""
-    def term(x: str) -> str:
-        return t.entities[int(x[2:-1])] if x.startswith("<E") else x
-
-    return [TriplePattern(subject=term(s), predicate=t.relations[int(r[2:-1])], object=term(o))
-            for s, r, o in t.parsed()]
 
 
 def _answer_type(reading: GraphReading) -> AnswerTypeName:

@@ -111,8 +111,8 @@ async def fill(reader: ShapedReader, question: str, t: GraphTemplate, paths: Rel
         return None
     reading = await read_graph(_Fixed(reader, as_shape_reading(t, seen)), question,  # type: ignore[arg-type]
                                paths.model_copy(update={"paths": ranked}), kept, trace, role)
-    if reading is None or reading.graph.shape not in _filled_shape(t):
-        return None
+    if reading is None or reading.guess_only or reading.graph.shape not in _filled_shape(t):
+        return None  # a guess is no filling: the deterministic reading stands
     return reading
 
 
@@ -121,8 +121,10 @@ def _lengths(t: GraphTemplate, index: int) -> set[int]:
     the other entity, for a yes/no); a set that is ordered or filtered may come with its literal
     step; each side of a join may be a prefix (the reader adds prefixes itself)."""
     triples = t.parsed()
-    end = "<E1>" if t.shape == "ask" else t.answer
-    hops = hops_between(triples, f"<E{index}>", end) or 0
+    if t.shape == "ask":  # from either entity to the other
+        hops = hops_between(triples, "<E0>", "<E1>") or 0
+    else:
+        hops = hops_between(triples, f"<E{index}>", t.answer) or 0
     if t.shape in ("superlative", "comparative"):
         return {hops, hops + 1}
     if t.shape in ("intersection", "union", "negation"):
@@ -135,7 +137,7 @@ def _cut(paths: Sequence[RankedPath], lengths: dict[str, set[int]]) -> list[Rank
     path stands for its prefix of the longest allowed length (keeping its score)."""
     out: dict[str, RankedPath] = {}
     for p in paths:
-        allowed = lengths.get(normalise(p.mention))
+        allowed = {n for n in lengths.get(normalise(p.mention), ()) if n >= 1}
         if not allowed:
             continue
         if p.hops not in allowed:
