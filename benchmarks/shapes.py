@@ -241,6 +241,7 @@ def summarize(rows: Sequence[dict[str, Any]]) -> dict[str, Any]:
         n = len(graded)
         conf = [r["confidence"] for r in graded if r["confidence"] is not None]
         stated_conf = [r["confidence"] for r in graded if r["confidence"] is not None and r["status"] == "answered"]
+        calls = [r.get("llm_calls", 0) for r in graded]
 
         def share(outcome: str) -> float | None:
             return round(sum(r["outcome"] == outcome for r in graded) / n, 4) if n else None
@@ -266,6 +267,9 @@ def summarize(rows: Sequence[dict[str, Any]]) -> dict[str, Any]:
             "gold_empty": sum(r["gold_empty"] for r in graded if r["shape"] != "unanswerable"),
             "gold_errors": sum(r["outcome"] == "gold-error" for r in rs),
             "seconds_mean": round(statistics.fmean(r["seconds"] for r in graded), 3) if graded else None,
+            # model calls the team made per question (0 throughout with --model none)
+            "llm_calls_mean": round(statistics.fmean(calls), 2) if calls else None,
+            "llm_calls_max": max(calls) if calls else None,
         }
     shapes = [s for s in SHAPES if any(r["shape"] == s for r in rows)]
     return {"by_shape": {s: block([r for r in rows if r["shape"] == s]) for s in shapes}, "total": block(rows)}
@@ -318,18 +322,20 @@ def ask_all(questions: Sequence[ShapeQuestion], golds: dict[str, Gold | str], *,
             try:
                 answer = team.ask(q.question)
                 status, text, conf, raw = answer.status, answer.text, answer.confidence, answer.raw_confidence
+                calls, fell_back = answer.cost.llm_calls, list(answer.fallbacks)
                 values = [Predicted(label=v.label, iri=v.iri) for v in answer.values]
                 error = answer.error
             except Exception as exc:  # recorded, and the run goes on
                 status, text, conf, raw, values, error = "error", "", None, None, [], f"{type(exc).__name__}: {exc}"[:300]
+                calls, fell_back = 0, []
             seconds = time.perf_counter() - started
             g = grade(q.shape, gold, status=status, text=text, values=values)
             rows.append({**row, "gold": gold.display(), "gold_empty": gold.empty, "answer_text": text,
                          "answer_values": [asdict(v) for v in values], "status": status, "confidence": conf,
-                         "raw_confidence": raw,
+                         "raw_confidence": raw, "llm_calls": calls, "fallbacks": fell_back,
                          "right": g.right, "exact": g.exact, "outcome": g.outcome, "error": error,
                          "seconds": round(seconds, 3)})
-            print(f"{q.id}: {g.outcome} ({status}, {conf if conf is None else round(conf, 2)})",
+            print(f"{q.id}: {g.outcome} ({status}, {conf if conf is None else round(conf, 2)}, {calls} LLM calls)",
                   file=sys.stderr, flush=True)
     return rows
 

@@ -17,6 +17,7 @@ from typing import Any, Literal, Protocol
 from pydantic import BaseModel, Field, SerializeAsAny, ValidationInfo, field_validator, model_validator
 
 from kgteam.protocols.evidence import Evidence, EvidenceDocument, EvidenceTriple, RelationMatch, Usage
+from kgteam.protocols.graph_template import GraphTemplate
 from kgteam.protocols.query_graph import QueryGraph
 
 SUMMARY_CHARS = 110
@@ -118,6 +119,7 @@ class SparqlTemplate(Payload):
     entity_placeholders: list[str] = Field(default_factory=list)
     relation_placeholders: list[str] = Field(default_factory=list)
     reading: GraphReading | None = None
+    graph: GraphTemplate | None = None  # the model's query-graph template, for the decision maker to fill
 
     def summary(self) -> str:
         return shorten(self.template)
@@ -200,6 +202,7 @@ class QueryResult(Payload):
     outcome: QueryOutcome = "ok"
     error: str | None = None  # a readable message when the outcome is not "ok"
     triples: list[EvidenceTriple] = Field(default_factory=list)  # the facts the rows rest on
+    reading: GraphReading | None = None  # the query graph reading that ran, when one did
 
     @model_validator(mode="after")
     def _empty_is_not_ok(self) -> QueryResult:

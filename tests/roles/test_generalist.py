@@ -68,9 +68,8 @@ async def test_deterministic_parse_without_model(small_tools):
 
 
 async def test_valid_model_parse_is_used(small_tools):
-    reply = {"mention": "Tracker", "patterns": [{"subject": "Tracker", "predicate": "directed by", "object": "?x1"}],
-             "template": "SELECT DISTINCT ?x1 WHERE { <E0> <R0> ?x1 . FILTER(?x1 != <E0>) }",
-             "answer_type": "resource"}
+    reply = {"shape": "chain", "entities": ["Tracker"], "relations": ["directed by"], "triples": ["<E0> <R0> ?x"],
+             "answer": "?x", "kind": "entity"}
     model = ScriptedModel().add("generalist", None, json.dumps(reply))
     ctx = make_ctx(model, small_tools)
     out = _by_kind(await Generalist().handle(env(Question(text="who directed Tracker")), ctx))
@@ -80,9 +79,8 @@ async def test_valid_model_parse_is_used(small_tools):
 
 
 async def test_iri_in_template_is_repaired_then_parser_decides(small_tools):
-    bad = {"mention": "Tracker", "patterns": [{"subject": "Tracker", "predicate": "director", "object": "?x"}],
-           "template": "SELECT ?x WHERE { <http://example.org/metaqa/e/Tracker> <R0> ?x }",
-           "answer_type": "resource"}
+    bad = {"shape": "chain", "entities": ["Tracker"], "relations": ["director"],
+           "triples": ["<http://example.org/metaqa/e/Tracker> <R0> ?x"], "answer": "?x", "kind": "entity"}
     model = ScriptedModel().add("generalist", None, [json.dumps(bad), "sure, here it is: SELECT ..."])
     ctx = make_ctx(model, small_tools)
     out = await Generalist().handle(env(Question(text="who directed Tracker")), ctx)
@@ -99,9 +97,8 @@ async def test_iri_in_template_is_repaired_then_parser_decides(small_tools):
 
 
 async def test_retry_hint_forces_a_different_hop_count(small_tools):
-    one_hop = {"mention": "Tracker", "patterns": [{"subject": "Tracker", "predicate": "director", "object": "?x1"}],
-               "template": "SELECT DISTINCT ?x1 WHERE { <E0> <R0> ?x1 . FILTER(?x1 != <E0>) }",
-               "answer_type": "resource"}
+    one_hop = {"shape": "chain", "entities": ["Tracker"], "relations": ["director"], "triples": ["<E0> <R0> ?x"],
+               "answer": "?x", "kind": "entity"}
     model = ScriptedModel().add("generalist", None, json.dumps(one_hop))  # keeps proposing 1 hop
     q = env(Question(text="who directed Tracker"))
     ctx = make_ctx(model, small_tools, [q])

@@ -17,14 +17,11 @@ ONE_HOP = "what movies did [Temuera Morrison] act in"
 TWO_HOP = "what are the languages spoken in the films directed by [Joel Zwick]"
 
 
-def _parse(mention: str, hops: list[str], atype: str = "resource") -> str:
-    patterns, prev = [], mention
-    for i, phrase in enumerate(hops):
-        patterns.append({"subject": prev, "predicate": phrase, "object": f"?x{i + 1}"})
-        prev = f"?x{i + 1}"
-    triples = " ".join(f"{'<E0>' if i == 0 else f'?x{i}'} <R{i}> ?x{i + 1} ." for i in range(len(hops)))
-    template = f"SELECT DISTINCT {prev} WHERE {{ {triples} FILTER({prev} != <E0>) }}"
-    return json.dumps({"mention": mention, "patterns": patterns, "template": template, "answer_type": atype})
+def _parse(mention: str, hops: list[str], kind: str = "entity") -> str:
+    """A chain template as the generalist's model writes it."""
+    triples = [f"{'<E0>' if i == 0 else f'?x{i}'} <R{i}> ?x{i + 1}" for i in range(len(hops))]
+    return json.dumps({"shape": "chain", "entities": [mention], "relations": hops, "triples": triples,
+                       "answer": f"?x{len(hops)}", "kind": kind})
 
 
 def _phrase(messages) -> str:
@@ -82,10 +79,8 @@ async def test_two_hop_exact_answers_and_evidence(demo_tools):
 
 @pytest.mark.slow
 async def test_invalid_output_is_repaired_then_falls_back_visibly(demo_tools):
-    iri_template = json.dumps({"mention": "Joel Zwick", "patterns": [{"subject": "Joel Zwick", "predicate": "d",
-                                                                      "object": "?x"}],
-                               "template": f"SELECT ?x WHERE {{ <{E}Joel%20Zwick> <R0> ?x }}",
-                               "answer_type": "resource"})
+    iri_template = json.dumps({"shape": "chain", "entities": ["Joel Zwick"], "relations": ["d"],
+                               "triples": [f"<{E}Joel%20Zwick> <R0> ?x"], "answer": "?x", "kind": "entity"})
     inject = json.dumps({"chosen": [R + "has_tags"]})
     model = (ScriptedModel()
              .add("generalist", None, iri_template)

@@ -21,6 +21,7 @@ from kgteam.protocols.payloads import (
     AnswerType,
     AnswerValue,
     EntityCandidates,
+    GraphReading,
     QueryCandidates,
     QueryResult,
     Question,
@@ -136,9 +137,9 @@ class Advisor(Role[AdvisorSettings]):
     @staticmethod
     def _reading(lineage: Lineage) -> tuple[list[RelationMatch], float | None]:
         """Which words named the chosen query's relations, and the scorer's confidence in it."""
-        template = lineage.ancestor(SparqlTemplate)
-        if template is not None and template.reading is not None:
-            return list(template.reading.matches), template.reading.confidence
+        reading = ran_reading(lineage)
+        if reading is not None:
+            return list(reading.matches), reading.confidence
         paths = lineage.ancestor(RelationPaths)
         cands = lineage.ancestor(QueryCandidates)
         if paths is None or cands is None or cands.selected is None:
@@ -187,8 +188,9 @@ class Advisor(Role[AdvisorSettings]):
         """Re-run the selected filling with every chain variable bound, to collect the path triples."""
         cands = lineage.ancestor(QueryCandidates)
         template = lineage.ancestor(SparqlTemplate)
-        if template is not None and template.reading is not None:
-            return await graph_evidence(ctx.tools, template.reading, self.settings.max_evidence_triples), None
+        reading = ran_reading(lineage)
+        if reading is not None:
+            return await graph_evidence(ctx.tools, reading, self.settings.max_evidence_triples), None
         if cands is None or cands.selected is None or template is None:
             return [], None
         chosen = cands.queries[cands.selected]
@@ -294,12 +296,21 @@ class Advisor(Role[AdvisorSettings]):
                       status="unknown", grounded=False, fallbacks=fallbacks)
 
 
+def ran_reading(lineage: Lineage) -> GraphReading | None:
+    """The query graph reading the decision maker ran: the one it filled from the model's template,
+    else the generalist's own (None: a chain filling ran)."""
+    result = lineage.ancestor(QueryResult)
+    if result is not None and result.reading is not None:
+        return result.reading
+    template = lineage.ancestor(SparqlTemplate)
+    return template.reading if template is not None else None
+
+
 def _reading_failed(lineage: Lineage) -> str | None:
     """A query graph reading that returned nothing: another hop count cannot fix a count or a join."""
-    template = lineage.ancestor(SparqlTemplate)
-    if template is None or template.reading is None:
+    reading = ran_reading(lineage)
+    if reading is None:
         return None
-    reading = template.reading
     return f"the knowledge graph holds nothing for my reading of the question ({reading.explanation})"
 
 
@@ -327,6 +338,5 @@ def turns_at_a_shared_node(matches: list[RelationMatch]) -> bool:
 def _grounded(lineage: Lineage, triples: list[EvidenceTriple], values: list[AnswerValue],
               matches: list[RelationMatch]) -> bool:
     """Grounded as the chosen reading's graph says (a chain: triples reaching every value)."""
-    template = lineage.ancestor(SparqlTemplate)
-    graph = template.reading.graph if template is not None and template.reading is not None else None
-    return reading_grounded(graph, triples, values, matches)
+    reading = ran_reading(lineage)
+    return reading_grounded(reading.graph if reading is not None else None, triples, values, matches)

@@ -18,6 +18,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from rapidfuzz import fuzz
 
 from kgteam.prompts import fence
+from kgteam.protocols.graph_template import GraphTemplate
 from kgteam.protocols.payloads import (
     Candidate,
     CandidateQuery,
@@ -40,8 +41,11 @@ from kgteam.roles.contract import handles
 from kgteam.roles.semantic import SemanticLayer, SemanticSettings, spot_mentions
 from kgteam.roles.semantic.mentions import mention_in
 from kgteam.roles.semantic.reading_answer import run_reading
+from kgteam.roles.semantic.shape import read_shape
+from kgteam.roles.semantic.shaped import ShapedReader, literal_relations, mask_mentions, not_shape_words
 from kgteam.roles.semantic.similarity import team_similarity
 from kgteam.roles.semantic.text import normalise
+from kgteam.roles.triad.graph_filling import fill
 from kgteam.roles.triad.templates import (
     Binding,
     Chain,
@@ -103,11 +107,15 @@ class DecisionMaker(Role[DecisionMakerSettings]):
         return await self._link(ctx.ancestor(SparqlTemplate), retry.hint, ctx)
 
     async def _link(self, template: SparqlTemplate | None, hint: RetryHint, ctx: RoleContext) -> Linking:
+        asked = ctx.ancestor(Question)
+        question = asked.text if asked else ""
+        if template is not None and template.graph is not None and template.graph.shape != "chain":
+            filled = await self._fill_graph(template.graph, question, ctx)
+            if filled is not None:
+                return await self._run_reading(filled, ctx)
         if template is not None and template.reading is not None:
             return await self._run_reading(template.reading, ctx)
         patterns = ctx.ancestor(TriplePatterns)
-        asked = ctx.ancestor(Question)
-        question = asked.text if asked else ""
         try:
             chain = parse_chain(template.template if template else "")
         except TemplateError:
@@ -176,23 +184,38 @@ class DecisionMaker(Role[DecisionMakerSettings]):
                                          for row in res.rows]))
         return out
 
+    async def _fill_graph(self, template: GraphTemplate, question: str, ctx: RoleContext) -> GraphReading | None:
+        """The model's query-graph template filled by the shape reader from the layer's ranked
+        relations (None: the KG gives no reading of that shape; the deterministic one stands)."""
+        paths = ctx.ancestor(RelationPaths)
+        if paths is None or not question.strip():
+            return None
+        mentions = not_shape_words(await spot_mentions(question, ctx.tools), read_shape(question))
+        seen = read_shape(mask_mentions(question, mentions), literal_relations(paths))
+        reader = ShapedReader(ctx.tools, team_similarity(ctx.tools))
+        filled = await fill(reader, question, template, paths, mentions, seen, ctx.trace, self.instance_name)
+        ctx.trace.record("template_fill", role=self.instance_name, shape=template.shape, filled=filled is not None,
+                         reading=filled.explanation if filled else None,
+                         confidence=filled.confidence if filled else None)
+        return filled
+
     async def _run_reading(self, reading: GraphReading, ctx: RoleContext) -> Linking:
         """A query graph reading is already linked: compile it through the one builder and run it."""
         if reading.guess_only and not reading.graph.where.triples and not reading.graph.where.not_exists:
             return [QueryCandidates(queries=[], selected=None),
-                    QueryResult(sparql="", outcome="empty_result", error=reading.explanation)]
+                    QueryResult(sparql="", outcome="empty_result", error=reading.explanation, reading=reading)]
         try:
             ran = await run_reading(ctx.tools, reading, self.settings.query_limit)
         except ToolError as exc:
             return [QueryCandidates(queries=[], selected=None),
-                    QueryResult(sparql="", outcome="query_error", error=str(exc))]
+                    QueryResult(sparql="", outcome="query_error", error=str(exc), reading=reading)]
         sparql, variables, rows = ran.sparql, ran.variables, ran.rows
         ctx.trace.record("queries", role=self.instance_name, executed=1, nonempty=int(bool(rows)),
                          shape=reading.graph.shape)
         query = CandidateQuery(sparql=sparql, key=reading.key, entity=(reading.graph.topics or [None])[0],
                                score=reading.confidence, confidence=reading.confidence, row_count=len(rows))
         return [QueryCandidates(queries=[query], selected=0 if rows else None),
-                QueryResult(sparql=sparql, variables=variables, rows=rows)]
+                QueryResult(sparql=sparql, variables=variables, rows=rows, reading=reading)]
 
     # ------------------------------------------------------------------ helpers
     @staticmethod

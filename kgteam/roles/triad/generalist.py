@@ -1,11 +1,13 @@
 """Generalist: question -> ranked relation paths, triple patterns, a SPARQL template, the answer type.
 
 The semantic layer reads the question first (topic mention, candidate relation paths of 1-3
-hops scored against the question's words) and its ranking travels on as ``RelationPaths``. The
-model then parses with worked examples; its parse is accepted only when the template is a
-placeholder-only chain, the mention is one the label index knows in this question, and the hop
-count agrees with the layer's best path when the layer is confident. Otherwise the layer's best
-path is the parse.
+hops scored against the question's words) and its ranking travels on as ``RelationPaths``; the
+shape reader may read it into a query graph (a count, a superlative, a yes/no ...). The model
+then writes a query-graph template over placeholders (``protocols.graph_template``), accepted
+only when it is well formed, its entities are names the label index knows in this question, its
+shape is the one the question's words show (when they show one), and a chain's hop count agrees
+with the layer's best path when the layer is confident. A chain becomes the parse plan; any
+other shape goes to the decision maker to fill. Otherwise the deterministic reading stands.
 """
 
 from __future__ import annotations
@@ -14,7 +16,9 @@ from typing import ClassVar
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from kgteam.llm.no_model import model_available
 from kgteam.prompts import fence
+from kgteam.protocols.graph_template import GraphTemplate, structure_problem
 from kgteam.protocols.payloads import (
     AnswerType,
     AnswerTypeName,
@@ -24,7 +28,6 @@ from kgteam.protocols.payloads import (
     RetryHint,
     RetrySignal,
     SparqlTemplate,
-    TriplePattern,
     TriplePatterns,
 )
 from kgteam.roles.base import Role, RoleContext
@@ -32,12 +35,13 @@ from kgteam.roles.choice import produce
 from kgteam.roles.contract import handles
 from kgteam.roles.semantic import Mention, SemanticLayer, SemanticSettings, spot_mentions
 from kgteam.roles.semantic.reading_answer import read_graph
-from kgteam.roles.semantic.shape import read_shape
-from kgteam.roles.semantic.shaped import ShapedReader, mask_mentions, not_shape_words
+from kgteam.roles.semantic.shape import ShapeReading, read_shape
+from kgteam.roles.semantic.shaped import ShapedReader, literal_relations, mask_mentions, not_shape_words
 from kgteam.roles.semantic.similarity import team_similarity
 from kgteam.roles.semantic.text import normalise
+from kgteam.roles.triad.graph_filling import answer_type, chain_of, question_problem, seen_shape
 from kgteam.roles.triad.parsing import ParsePlan, plan_from_paths
-from kgteam.roles.triad.templates import TemplateError, chain_template, parse_chain
+from kgteam.roles.triad.templates import TemplateError, chain_template
 
 
 class GeneralistSettings(BaseModel):
@@ -50,15 +54,6 @@ class GeneralistSettings(BaseModel):
     shapes: bool = Field(True, description="read counts, superlatives, comparisons, yes/no, two-entity joins and "
                          "answer kinds into a query graph (off: chains only)")
     semantic: SemanticSettings = Field(default_factory=SemanticSettings)
-
-
-class ParseOutput(BaseModel):
-    """What the model must return for a parse."""
-
-    mention: str = Field(description="the entity name exactly as written in the question")
-    patterns: list[TriplePattern] = Field(min_length=1, max_length=3)
-    template: str
-    answer_type: AnswerTypeName
 
 
 Parse = list[RelationPaths | TriplePatterns | AnswerType | SparqlTemplate]
@@ -97,16 +92,25 @@ class Generalist(Role[GeneralistSettings]):
         det = plan_from_paths(paths, mentions, force_hops=hint.hops, max_hops=self.settings.max_hops)
         plan = det
         reading = await self._graph_reading(question, paths, mentions, hint, ctx)
+        drawn: GraphTemplate | None = None
+        # the model writes a template when there is one to write (with no model, a shaped reading
+        # stands without asking, as it always did)
+        if self.settings.use_model and question.strip() and (reading is None or model_available(ctx.model)):
+            sure = paths.confidence >= self.settings.sure and hint.hops is None
+            seen = read_shape(mask_mentions(question, mentions), literal_relations(paths))
+            plan, drawn = await self._model_parse(ctx, question, mentions, det, hint, sure, seen,
+                                                  chain_only=not self.settings.shapes, has_reading=reading is not None)
+        if drawn is not None:  # the decision maker fills it; when nothing fills, what follows stands
+            ctx.trace.record("template", role=self.instance_name, shape=drawn.shape, triples=drawn.triples,
+                             entities=drawn.entities, relations=drawn.relations)
         if reading is not None:
             ctx.trace.record("parse", role=self.instance_name, shape=reading.graph.shape,
                              reading=reading.explanation, confidence=reading.confidence)
-            return [paths, TriplePatterns(patterns=plan.patterns()),
+            return [paths, TriplePatterns(patterns=det.patterns()),
                     AnswerType(type=_answer_type(reading), is_list=reading.graph.aggregate is None),
-                    SparqlTemplate(template=chain_template(plan.hops), entity_placeholders=["E0"],
-                                   relation_placeholders=[f"R{i}" for i in range(plan.hops)], reading=reading)]
-        if self.settings.use_model and question.strip():  # an empty question has nothing for the model to parse
-            sure = paths.confidence >= self.settings.sure and hint.hops is None
-            plan = await self._model_parse(ctx, question, mentions, det, hint, sure)
+                    SparqlTemplate(template=chain_template(det.hops), entity_placeholders=["E0"],
+                                   relation_placeholders=[f"R{i}" for i in range(det.hops)], reading=reading,
+                                   graph=drawn)]
         template = chain_template(plan.hops)
         ctx.trace.record("parse", role=self.instance_name, mention=plan.mention.text if plan.mention else None,
                          hops=plan.hops, answer_type=plan.answer_type)
@@ -115,7 +119,7 @@ class Generalist(Role[GeneralistSettings]):
             TriplePatterns(patterns=plan.patterns()),
             AnswerType(type=plan.answer_type, is_list=True),
             SparqlTemplate(template=template, entity_placeholders=["E0"],
-                           relation_placeholders=[f"R{i}" for i in range(plan.hops)]),
+                           relation_placeholders=[f"R{i}" for i in range(plan.hops)], graph=drawn),
         ]
 
     async def _graph_reading(self, question: str, paths: RelationPaths, mentions: list[Mention], hint: RetryHint,
@@ -128,44 +132,56 @@ class Generalist(Role[GeneralistSettings]):
         reader = ShapedReader(ctx.tools, team_similarity(ctx.tools))
         return await read_graph(reader, question, paths, mentions, ctx.trace, self.instance_name)
 
-    async def _model_parse(self, ctx: RoleContext, question: str, mentions: list[Mention],
-                           det: ParsePlan, hint: RetryHint, sure: bool) -> ParsePlan:
+    async def _model_parse(self, ctx: RoleContext, question: str, mentions: list[Mention], det: ParsePlan,
+                           hint: RetryHint, sure: bool, seen: ShapeReading, *, chain_only: bool,
+                           has_reading: bool) -> tuple[ParsePlan, GraphTemplate | None]:
+        """The model's query-graph template, checked: a chain becomes the parse plan (unless a
+        shaped reading already stands), any other shape goes to the decision maker to fill. An
+        invalid template after repairs leaves the deterministic parse."""
         known = {normalise(m.text): m for m in mentions}
-        plain = question
+        names = [m.text for m in mentions]
+        retrying = hint.hops is not None or hint.k is not None
 
-        def validate(out: ParseOutput) -> str | None:
-            if normalise(out.mention) not in normalise(plain):
-                return f"mention {out.mention!r} does not occur in the question"
-            if known and normalise(out.mention) not in known:
-                return f"mention must be one of the known entity names: {sorted(m.text for m in mentions)}"
+        def validate(out: GraphTemplate) -> str | None:
+            problem = structure_problem(out, max_hops=self.settings.max_hops) or \
+                question_problem(out, question, names, seen)
+            if problem:
+                return problem
+            if out.shape != "chain":
+                return "this attempt needs a chain template from <E0>" if retrying or chain_only else None
             try:
-                chain = parse_chain(out.template, max_hops=self.settings.max_hops)
+                chain = chain_of(out)
             except TemplateError as exc:
                 return str(exc)
-            if len(out.patterns) != chain.hops:
-                return f"{len(out.patterns)} triple pattern(s) but the template has {chain.hops}"
             if hint.hops is not None and chain.hops != hint.hops:
                 return f"this retry needs a {hint.hops}-hop template"
-            if sure and chain.hops != det.hops:
+            if sure and not has_reading and chain.hops != det.hops:
                 return f"the knowledge graph's best reading of the question has {det.hops} hop(s), not {chain.hops}"
             return None
 
-        retry_note = ""
+        notes = []
         if hint.note or hint.hops:
-            retry_note = "A previous attempt failed: " + fence(hint.text(), tag="retry_hint")
+            notes.append("A previous attempt failed: " + fence(hint.text(), tag="retry_hint"))
+        expected = seen_shape(seen)
+        if expected is not None and not retrying:
+            notes.append(f"The question's words ask for the shape: {expected}.")
+        if names:
+            notes.append("Entity names found in the question: " + "; ".join(names[:6]) + ".")
         result = await produce(
-            ctx, role=self.instance_name, decision="parse", prompt=self.prompt("generalist_parse"), output=ParseOutput,
-            values={"question": fence(question, tag="question"), "retry_note": retry_note,
-                    "max_hops": self.settings.max_hops},
+            ctx, role=self.instance_name, decision="parse", prompt=self.prompt("generalist_parse"),
+            output=GraphTemplate, values={"question": fence(question, tag="question"), "notes": "\n".join(notes),
+                                          "max_hops": self.settings.max_hops},
             validate=validate, fallback=lambda: None, max_repairs=self.settings.max_repairs,
         )
         if result.source != "llm" or result.value is None:
-            return det
-        out: ParseOutput = result.value
-        chain = parse_chain(out.template, max_hops=self.settings.max_hops)
-        mention = known.get(normalise(out.mention)) or Mention(out.mention, 0, 0)
-        phrases = [p.predicate for p in out.patterns][: chain.hops]
-        return ParsePlan(mention, chain.hops, out.answer_type, phrases)
+            return det, None
+        out: GraphTemplate = result.value
+        if out.shape != "chain":
+            return det, out
+        chain = chain_of(out)
+        mention = known.get(normalise(out.entities[0])) or Mention(out.entities[0], 0, 0)
+        phrases = [out.relations[int(step.relation[1:])] for step in chain.steps]
+        return ParsePlan(mention, chain.hops, answer_type(out), phrases), None
 
 
 def _answer_type(reading: GraphReading) -> AnswerTypeName:
