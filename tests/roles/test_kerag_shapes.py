@@ -67,3 +67,9 @@ async def test_shapes_off_leaves_the_chain_readings_and_a_chain_question_is_unch
     assert on.model_dump(include={"text", "values", "confidence", "grounded", "evidence"}) == \
         plain.model_dump(include={"text", "values", "confidence", "grounded", "evidence"})
     assert not any(e.get("shape") for e in trace.events if e.get("event") == "summary")
+
+
+async def test_a_chain_whose_kind_is_a_kg_class_ends_in_that_class(isles):
+    a = await _ask(isles, "Which river flows through Corlis?")
+    labels = [v.label for v in a.values]
+    assert a.status == "answered" and "Ammel" in labels and "Havenmoor" not in labels  # rivers, not its region

@@ -109,17 +109,23 @@ class Summarizer(Role[SummarizerSettings]):
         if not self.settings.shapes or not question.strip():
             return None
         shape = read_shape(question)
-        if not beyond_chain(shape):
+        similarity = team_similarity(ctx.tools)
+        reader = ShapedReader(ctx.tools, similarity)
+        # a chain whose answer kind is a class of the KG ("which *river* flows through X") is read
+        # too: the reading must end in that class, which the sub-graph's readings do not check
+        try:
+            kind_class = not beyond_chain(shape) and bool(await reader.class_word_spans(question, shape))
+        except ToolError:
+            kind_class = False
+        if not beyond_chain(shape) and not kind_class:
             return None
         plan = ctx.ancestor(RetrievalPlan)
         mentions = ([as_mention(t) for t in plan.mentions] if plan is not None
                     else await spot_mentions(question, ctx.tools))
         mentions = not_shape_words(mentions, shape)  # "after 2005": a comparison, not a topic called 2005
         masked = read_shape(mask_mentions(question, mentions))
-        if not beyond_chain(masked):
+        if not beyond_chain(masked) and not kind_class:
             return None  # the shape words were a name's ("Don't Look *Now*", "We're *Not* Dressing")
-        similarity = team_similarity(ctx.tools)
-        reader = ShapedReader(ctx.tools, similarity)
         try:
             kinds = await reader.class_word_spans(question, masked)
             paths = await SemanticLayer(ctx.tools, similarity, self.settings.semantic).rank(question, mentions,
