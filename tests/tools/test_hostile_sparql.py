@@ -30,7 +30,6 @@ def test_the_corpus_is_large_and_covers_every_kind() -> None:
 
 
 async def test_hostile_corpus_on_a_real_kg(store_dir: Path) -> None:
-    started = time.perf_counter()
     run = await run_corpus(store_dir, load_corpus(), timeout_s=TIMEOUT_S, memory_mb=512)
     figures = run.figures(SLACK_S)
     escaped = [(o.id, o.escaped) for o in run.outcomes if o.escaped]
@@ -43,7 +42,8 @@ async def test_hostile_corpus_on_a_real_kg(store_dir: Path) -> None:
     assert slow == []
     assert figures["benign_false_positives"] == 0
     assert figures["refused"] >= 300  # most hostile forms never reach the engine
-    assert time.perf_counter() - started < 60  # ~20 s on two busy cores
+    # no wall-clock bound here: each query's own bound is checked above (``slow``); the corpus's
+    # total time is a benchmark figure (benchmarks/hostile_sparql.py), not a unit-test assertion
 
 
 def test_the_listener_does_see_a_federated_query_the_guard_is_bypassed_for(store_dir: Path) -> None:
