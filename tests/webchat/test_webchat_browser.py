@@ -216,7 +216,9 @@ def test_narrow_window_has_no_sideways_scrolling(open_chat, context):
     expect(last_turn(page).locator(".answer-text")).to_have_text("Bo Lark", timeout=ANSWER_TIMEOUT)
     overflow = page.evaluate("document.documentElement.scrollWidth - window.innerWidth")
     assert overflow <= 0
-    # Keyboard: Tab from the question box reaches Ask, then Stop is skipped while disabled.
+    # Keyboard: Tab from the question box reaches Ask, then Stop is skipped while disabled. The
+    # answer text can show before the turn ends; Ask is enabled (Tab-reachable) only once it has.
+    expect(page.locator("#ask")).to_be_enabled(timeout=ANSWER_TIMEOUT)
     page.focus("#question")
     page.keyboard.press("Tab")
     expect(page.locator("#ask")).to_be_focused()
