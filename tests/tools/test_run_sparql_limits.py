@@ -75,7 +75,9 @@ async def test_the_event_loop_stays_free_while_a_query_runs(small_tools: KGTools
                                      timeout_s=1.0)
     done.set()
     await ticker
-    assert len(gaps) >= 10 and max(gaps) < 0.5  # ticks kept coming while the query ran (how many: load)
+    # ticks kept coming while the 1 s query ran: a loop blocked by it would show one gap of 1 s or more
+    # (how many ticks, and the longest gap below that, depend on the load of the machine)
+    assert len(gaps) >= 10 and max(gaps) < 0.9
 
 
 @pytest.mark.parametrize(
