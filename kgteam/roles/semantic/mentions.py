@@ -138,7 +138,10 @@ async def spot_mentions(question: str, tools: Toolbox, *, max_ngram: int = 10, k
             covered[i] = True
     for m in found:  # "which drama": a common noun naming a shared value is a constraint, not the answer's kind
         if m.text.islower() and not m.fuzzy:
-            m.category = any([await is_category_value(iri, tools) for iri in m.exact_iris()[:3]])
+            for iri in m.exact_iris()[:3]:  # the first shared value settles it: no further queries
+                if await is_category_value(iri, tools):
+                    m.category = True
+                    break
     for i, token in enumerate(tokens):  # "which goalkeepers": a plural naming a category value
         if covered[i] or lower[i] in STOPWORDS or lower[i] in WH_WORDS or not token.text.islower():
             continue
