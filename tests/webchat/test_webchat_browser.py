@@ -209,6 +209,30 @@ def test_api_key_box_unlocks_the_sessions(open_chat):
     assert page.evaluate("localStorage.getItem('kgteam.apiKey')") == API_KEY
 
 
+def test_question_asked_while_the_key_refresh_lists_sessions_keeps_its_session(open_chat):
+    """Entering a key lists the sessions; a question asked before that list returns creates a
+    session the list lacks. That session must not be taken for a deleted one."""
+    page = open_chat(key=None)
+    page.evaluate("""() => {
+      const plain = window.fetch.bind(window);
+      const pause = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
+      // The listing is read before the session exists and arrives after it is created.
+      window.fetch = async (url, options = {}) => {
+        const sessions = String(url).endsWith("/v1/sessions");
+        const listing = sessions && (options.method || "GET") === "GET";
+        if (sessions && !listing) await pause(300);
+        const response = await plain(url, options);
+        if (listing) await pause(1500);
+        return response;
+      };
+    }""")
+    page.fill("#api-key", API_KEY)
+    page.press("#api-key", "Enter")  # change event: the slowed listing starts
+    ask(page, "who is the gardener of Young Oak")
+    expect(last_turn(page).locator(".answer-text")).to_have_text("Bo Lark", timeout=ANSWER_TIMEOUT)
+    expect(page.locator("#session-list li.current")).to_have_count(1)
+
+
 def test_narrow_window_has_no_sideways_scrolling(open_chat, context):
     page = open_chat()
     page.set_viewport_size({"width": 380, "height": 800})

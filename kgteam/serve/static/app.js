@@ -208,17 +208,21 @@ async function ask(question) {
   if (state.run || (state.watching && state.watching.id === state.sessionId)) return;
   const text = question.trim();
   if (!text) return;
-  if (!state.sessionId) {
+  let sessionId = state.sessionId;
+  if (!sessionId) {
     try {
       const created = await api.createSession(shorten(text, 80));
-      setCurrent(created.id);
+      sessionId = created.id;
+      setCurrent(sessionId);
       await refreshSessions();
     } catch (err) {
       reportError(err, "Could not start a session");
       return;
     }
   }
-  const run = { sessionId: state.sessionId, view: conversation.addTurn(text), status: null, answered: false, stopping: false };
+  if (state.run) return; // a second Ask while the session was being created
+  if (state.sessionId !== sessionId) setCurrent(sessionId);
+  const run = { sessionId, view: conversation.addTurn(text), status: null, answered: false, stopping: false };
   run.controller = new AbortController();
   state.run = run;
   els.question.value = "";
@@ -346,9 +350,14 @@ function wire() {
   els.apiKey.addEventListener("change", async () => {
     storage.set(KEY_STORE, els.apiKey.value.trim());
     say("");
+    // A question asked meanwhile may create a session after this list was fetched: only a
+    // session that was open before the refresh, and still is, can be found gone.
+    const before = state.sessionId;
     await showServer();
     await refreshSessions();
-    if (state.sessionId && !state.sessions.some((x) => x.id === state.sessionId)) newChat();
+    const gone = before && state.sessionId === before && !state.run
+      && !state.sessions.some((x) => x.id === before);
+    if (gone) newChat();
   });
 }
 
