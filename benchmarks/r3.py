@@ -50,7 +50,7 @@ VERDICT_WORDS = {"true", "false", "supported", "refuted"}
 OWN = ("atelier", "isles")  # kgteam's own small KGs (tests/data/kgs), other predicate names
 # the short prefixes the hand-written sets' gold ASK queries use, per KG
 PREFIXES = {"metaqa": {"e": "http://example.org/metaqa/e/", "r": "http://example.org/metaqa/r/"},
-            "isles": {"is": "http://example.org/isles/"}}
+            "isles": {"is": "http://example.org/isles/"}, "atelier": {"ex": "http://example.org/atelier/"}}
 STD_PREFIXES = {"rdfs": "http://www.w3.org/2000/01/rdf-schema#", "xsd": "http://www.w3.org/2001/XMLSchema#"}
 
 

@@ -465,6 +465,10 @@ class Axiom(Payload):
     query: str = ""
     constraints: list[Constraint] = Field(default_factory=list)  # prefer: what the item must (not) have
     source: Literal["rule", "model"] = "rule"
+    # path: the rule starts from the claim's second entity, whose one value of a one-step relation
+    # is all the KG holds ("Havenmoor's capital is Brackwater", so Corlis is not): a silent far end
+    # does not make the KG silent
+    sole_value: bool = False
 
     def summary(self) -> str:
         return shorten(self.text)

@@ -236,6 +236,10 @@ async def value_axioms(layer: SemanticLayer, question: str, claim: ClaimShape, *
     year = _year_claimed(question, claim)
     counted = _counted_words(question, claim)
     paths = await _ranked_paths(layer, question, [anchor], anchor, hops=1, keep=12)
+    named = [p for p in paths if p.steps[0].words and p.steps[0].strength >= MIN_NAMED]
+    # "directed more than three *films*": the counted noun is what is counted when another word
+    # names the relation; "has more than two *apprentices*": with no other, it is the relation
+    verb_named = any(not set(p.steps[0].words.split()) <= counted for p in named)
     out: list[Axiom] = []
     times: list[tuple[Any, str]] = []
     for p in paths:
@@ -243,7 +247,7 @@ async def value_axioms(layer: SemanticLayer, question: str, claim: ClaimShape, *
         style, timely = await _value_style(layer.tools, anchor.iris[0], step)
         if style is not None and timely:
             times.append((p, style))
-        if not (step.words and step.strength >= MIN_NAMED) or (style is None and set(step.words.split()) <= counted):
+        if p not in named or (style is None and verb_named and set(step.words.split()) <= counted):
             continue  # a relation the claim does not name decides nothing ("first climbed" is no elevation)
         if style is not None and year and not timely:
             continue  # a year is compared with times only

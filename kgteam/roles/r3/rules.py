@@ -306,6 +306,27 @@ async def candidate_axioms(layer: SemanticLayer, question: str, anchors: Sequenc
     return await _axioms_for(layer, question, firm, hops=hops, keep=keep)
 
 
+# closed-class words that add no relation between two names ("X's birthplace *is not* Y")
+_NO_RELATION = frozenset(["a", "an", "the", "not", "also", "himself", "herself", "itself", "themselves",
+                          "still", "indeed", "really", "actually", "in", "fact", "none", "other", "than"])
+
+
+def through_noun(question: str, first: TopicMention, second: TopicMention) -> bool:
+    """The claim reaches ``second`` through a thing it names by a noun of ``first``: "X's *master*
+    was an apprentice of Y", "the *maker* of X started Y". A rule of one hop skips that thing."""
+    tokens = tokenize(question)
+    words = [t.lower for t in tokens]
+    if first.end < len(words) - 1 and words[first.end] in ("'s", "'") and words[first.end + 1].isalpha():
+        between = words[first.end + 2: second.start]
+    elif first.start >= 3 and words[first.start - 1] == "of" and words[first.start - 3] in ("the", "a", "an") \
+            and words[first.start - 2].isalpha():
+        between = words[first.end: second.start]
+    else:
+        return False
+    return any(w.isalpha() and w not in AUXILIARIES and w not in _NO_RELATION and w not in NEGATIONS
+               for w in between)
+
+
 def _stated_value(question: str, anchor: TopicMention) -> str | None:
     """A number the question writes outside the anchor's name (a claimed value), or None."""
     words = [t.text for i, t in enumerate(tokenize(question)) if not anchor.start <= i < anchor.end]
@@ -357,25 +378,64 @@ async def _axioms_for(layer: SemanticLayer, question: str, firm: list[TopicMenti
                                  conclusion="a common ?v exists"))
     elif second is not None:
         stated = await stated_relations(question, layer.tools)
-        paths = _as_often_as_stated(stated, await _ranked_paths(layer, question, firm, first, hops=hops,
-                                                                keep=keep * 2), only=question_form(question) == "claim")
-        for p in paths:
-            named = all(s.words and s.strength >= MIN_NAMED for s in p.steps) and p.score > 0
-            if p.literal_end != literal_end or not (stated or named):
-                continue  # a rule whose relations the question does not name (word for word, or by
-                # meaning) decides nothing
-            what = _steps_text(p.steps)
-            targets = firm[1:]  # "X acted in both A and B": every other anchor must be reached
-            names = " and ".join(t.text for t in targets)
-            out.append(Axiom(text=f"If {_path_claim(first.text, p.steps, names)}, the claim holds",
-                             form="path", steps=p.steps, score=round(p.score, 4),
-                             anchors=[first.iris[0], *(t.iris[0] for t in targets)],
-                             anchor_labels=[first.text, *(t.text for t in targets)],
-                             patterns=[q for t in targets for q in _patterns(first.iris[0], p.steps, t.iris[0])],
-                             premises=[f"{first.text} — {what} → {t.text}" for t in targets],
-                             conclusion=_path_claim(first.text, p.steps, names)))
+        hop_between = len(firm) == 2 and through_noun(question, first, firm[1])
+        out = await _path_axioms(layer, question, firm, stated, hops=hops, keep=keep, literal_end=literal_end,
+                                 hop_between=hop_between)
+        if not out and len(firm) == 2 and not literal_end and not hop_between:
+            # "Corlis is the capital of Havenmoor": no path the words name leaves the entity named
+            # first; the chain starts from the other one, where the relation is stored
+            # (one step of a relation with one value per entity, as a capital: a longer chain, or a
+            # many-valued relation, from the far end reaches too much to decide the claim)
+            out = [a.model_copy(update={"sole_value": True})
+                   for a in await _path_axioms(layer, question, [firm[1], first], stated, hops=1, keep=keep,
+                                               literal_end=False, hop_between=False)
+                   if len(a.steps) == 1 and await one_valued(layer.tools, a.steps[0])]
     out.sort(key=lambda a: -(a.score or 0.0))
     return out[:keep]
+
+
+async def one_valued(tools: Any, step: RelationMatch) -> bool:
+    """No entity of the KG holds two values of the step's relation in its direction (a capital, a
+    birthplace); a relation used by fewer than three entities shows nothing either way."""
+    p = f"<{step.predicate}>"
+    if step.direction == "out":
+        one, twice_q = "?s", f"ASK {{ ?s {p} ?o . ?s {p} ?o2 FILTER(?o != ?o2) }}"
+    else:
+        one, twice_q = "?o", f"ASK {{ ?s {p} ?o . ?s2 {p} ?o FILTER(?s != ?s2) }}"
+    try:
+        used = await tools["run_sparql"](f"SELECT (COUNT(DISTINCT {one}) AS ?n) WHERE {{ ?s {p} ?o }}")
+        twice = await tools["run_sparql"](twice_q)
+    except (ToolError, KeyError):
+        return False
+    n = numeric(str(used.rows[0]["n"].value)) if used.rows and "n" in used.rows[0] else None
+    return bool(n and n >= 3) and not twice.boolean
+
+
+async def _path_axioms(layer: SemanticLayer, question: str, firm: list[TopicMention], stated: dict[str, int], *,
+                       hops: int, keep: int, literal_end: bool, hop_between: bool) -> list[Axiom]:
+    """Path rules from ``firm[0]`` that reach every other anchor through relations the words name."""
+    first = firm[0]
+    paths = _as_often_as_stated(stated, await _ranked_paths(layer, question, firm, first, hops=hops,
+                                                            keep=keep * 2), only=question_form(question) == "claim")
+    out: list[Axiom] = []
+    for p in paths:
+        named = all(s.words and s.strength >= MIN_NAMED for s in p.steps) and p.score > 0
+        if hop_between and len(p.steps) < 2:
+            continue  # "X's master was ... of Y": the thing between is no hop to skip
+        if p.literal_end != literal_end or not (stated or named):
+            continue  # a rule whose relations the question does not name (word for word, or by
+            # meaning) decides nothing
+        what = _steps_text(p.steps)
+        targets = firm[1:]  # "X acted in both A and B": every other anchor must be reached
+        names = " and ".join(t.text for t in targets)
+        out.append(Axiom(text=f"If {_path_claim(first.text, p.steps, names)}, the claim holds",
+                         form="path", steps=p.steps, score=round(p.score, 4),
+                         anchors=[first.iris[0], *(t.iris[0] for t in targets)],
+                         anchor_labels=[first.text, *(t.text for t in targets)],
+                         patterns=[q for t in targets for q in _patterns(first.iris[0], p.steps, t.iris[0])],
+                         premises=[f"{first.text} — {what} → {t.text}" for t in targets],
+                         conclusion=_path_claim(first.text, p.steps, names)))
+    return out
 
 
 # ------------------------------------------------------------------------------------------ facts
@@ -635,7 +695,7 @@ def decide(axiom: Axiom, triples: Sequence[EvidenceTriple]) -> Decision:
         # closed world on the relation from both ends (as the claim generator grades): the other end
         # must hold the path's last relation too, else the KG is silent on it, not against it
         silent = [label for b, label in missing if _is_iri(b) and not _reach(triples, b, reverse_steps(axiom.steps)[:1])[1]]
-        if silent:
+        if silent and not (axiom.sole_value and len(reached_a) == 1):
             return Decision("unknown", missing=[f"the KG has no '{axiom.steps[-1].label}' fact on {silent[0]}"])
         chains = list(reached_a.values())[:3]
         shown = list(dict.fromkeys(i for c in chains for i in c))

@@ -43,9 +43,12 @@ class VerdictJoin(Role):
             v = grounded[0]
             said = re.sub(r"\s*\[(t\d+|axiom)\]", "", v.reasoning[-1]) if v.reasoning else v.axiom
             said = re.sub(r"^so\s+", "", said)  # the reasoning's last step, stated on its own
+            # a refutation read from the other entity's one value assumes the KG holds all of them
+            assumed = v.verdict == "false" and any(a.sole_value and a.text == v.axiom for a in axioms)
             return Answer(text=f"{v.label[:1].upper()}{v.label[1:]}: {said}.",
                           values=[AnswerValue(label=v.label)], status="answered", grounded=bool(v.triples),
-                          confidence=1.0 if len(grounded) == len(verdicts) else 0.8, evidence=_evidence(v, axioms))
+                          confidence=1.0 if len(grounded) == len(verdicts) and not assumed else 0.8,
+                          evidence=_evidence(v, axioms))
         if len(kinds) > 1:
             sides = "; ".join(f"{v.label} by '{v.axiom}'" for v in grounded[:4])
             first = grounded[0]
