@@ -109,23 +109,26 @@ async def _all(fn: Any, rows: list[dict[str, Any]]) -> list[str]:
     return [await fn(r) for r in rows]
 
 
-async def run(items: list[dict[str, Any]], kg: str, home: Path, model: str) -> dict[str, Any]:
+async def run(items: list[dict[str, Any]], kg: str | list[str], home: Path, model: str) -> dict[str, Any]:
     spec = with_overrides(load_team(ROOT / "examples" / "teams" / "r3.yaml"), kg=kg, model=model)
     rows = []
-    tools = KGTools.from_kg(open_kg(kg, home=home))
+    own = isinstance(kg, str)  # several KGs: verified on the team's own union of them
+    tools = KGTools.from_kg(open_kg(kg, home=home)) if own else None
     try:
         with Team(spec, home=home) as team:
+            check = tools if tools is not None else team.runner.kg
             for item in items:
                 t0 = time.perf_counter()
                 answer = await team.aask(item["question"])
                 said = normalize(answer.values[0].label) if answer.values and answer.status == "answered" else ""
                 gold = normalize(item["answers"][0])
-                rows.append({"question": item["question"], "text": answer.text[:120], "gold": gold, "said": said, "hit": said == gold, "verifiable": await _verifiable(tools, answer),
+                rows.append({"question": item["question"], "text": answer.text[:120], "gold": gold, "said": said, "hit": said == gold, "verifiable": await _verifiable(check, answer),
                              "ungrounded": said in VERDICT_WORDS and not answer.evidence.triples,
                              "confidence": answer.confidence if said else None, "negated": bool(item.get("negated")),
                              "calls": answer.cost.llm_calls, "seconds": time.perf_counter() - t0})
     finally:
-        tools.close()
+        if tools is not None:
+            tools.close()
     if ROWS_TO is not None:
         with open(ROWS_TO, "a", encoding="utf-8") as fh:
             fh.writelines(json.dumps({"kg": kg, **r}) + "\n" for r in rows)
@@ -161,6 +164,10 @@ def main() -> int:
     ap.add_argument("--home", type=Path, default=Path("/tmp/kgteam-r3-bench"))
     ap.add_argument("--limit", type=int, default=0, help="run only the first N items of each set (claims and commonsense)")
     ap.add_argument("--rows", type=Path, help="also append every question's row (JSONL) to this file")
+    ap.add_argument("--preferences", action="store_true", help="the hand-written preference set (without the "
+                    "commonsense one)")
+    ap.add_argument("--join-profiles", action="store_true", help="preferences: read the personal KG of viewers "
+                    "(tests/data/r3/preferences.ttl) together with the movie KG (a two-KG team)")
     args = ap.parse_args()
     global ROWS_TO
     ROWS_TO = args.rows
@@ -177,13 +184,17 @@ def main() -> int:
             print(f"hand-written claims on {kg}: {len(rows)}", file=sys.stderr)
             out["handwritten"][kg] = asyncio.run(run(rows, kg, args.home, args.model))
         for name, path in (("commonsense", COMMONSENSE), ("preferences", PREFERENCES)):
-            if not args.commonsense or not path.exists():
+            if not (args.commonsense or (args.preferences and name == "preferences")) or not path.exists():
                 continue
             items = [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
             items = [i for i in items if i.get("kg") == kg][: args.limit or None]
             print(f"{name} on {kg}: {len(items)}", file=sys.stderr)
             if items:
-                out.setdefault(name, {})[kg] = asyncio.run(run(items, kg, args.home, args.model))
+                team_kgs: str | list[str] = kg
+                if name == "preferences" and args.join_profiles:
+                    ensure_kg("preferences", [PREFERENCES.with_suffix(".ttl")], None, None, args.home)
+                    team_kgs = ["preferences", kg]
+                out.setdefault(name, {})[kg] = asyncio.run(run(items, team_kgs, args.home, args.model))
     print(json.dumps(out, indent=2))
     return 0
 

@@ -65,18 +65,19 @@ class Team:
 
     # -- building ------------------------------------------------------------------------------
     @classmethod
-    def from_yaml(cls, path: str | Path, *, kg: str | None = None, model: str | ModelSpec | None = None,
+    def from_yaml(cls, path: str | Path, *, kg: str | list[str] | None = None, model: str | ModelSpec | None = None,
                   home: str | Path | None = None, sessions: str | Path | None = None) -> Team:
         """The team of a YAML file (``TeamConfigError`` with file:line issues when it is invalid);
-        ``kg`` (a KG name or folder) and ``model`` (``"none"``, ``"openai:gpt-4o-mini"`` ...) override it."""
+        ``kg`` (a KG name or folder, or a list of them to read several KGs at once) and ``model``
+        (``"none"``, ``"openai:gpt-4o-mini"`` ...) override it."""
         from kgteam.config import load_team
 
         return cls(with_overrides(load_team(path), kg=kg, model=model), home=home, sessions=sessions)
 
     @classmethod
-    def default(cls, *, kg: str | None = None, model: str | ModelSpec | None = None,
+    def default(cls, *, kg: str | list[str] | None = None, model: str | ModelSpec | None = None,
                 home: str | Path | None = None, sessions: str | Path | None = None) -> Team:
-        """The built-in Triad team (on the demo KG unless ``kg`` is given)."""
+        """The built-in Triad team (on the demo KG unless ``kg`` is given: a KG, or a list of KGs read at once)."""
         from kgteam.config.defaults import default_team_spec
 
         return cls(with_overrides(default_team_spec(), kg=kg, model=model), home=home, sessions=sessions)

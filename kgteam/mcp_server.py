@@ -137,7 +137,7 @@ def build_server(team: Any, *, name: str = "kgteam") -> Any:
     tools = team.runner.kg
     if tools is None:
         raise ValueError("this team has no KG tools to serve")
-    kg_name = str(team.spec.kg.name or team.spec.kg.path or team.spec.kg.endpoint)
+    kg_name = team.spec.kg_title
     server = MCPServer(name, log_level="WARNING", instructions=(
         f"Tools over the knowledge graph {kg_name!r}: find entities with search_entities, look around them "
         f"with neighbors and entity_schema, query with run_sparql (read-only), or let the team answer with ask."))

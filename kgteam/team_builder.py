@@ -152,7 +152,25 @@ def build_models(spec: TeamSpec, stack: contextlib.ExitStack) -> tuple[ChatModel
 # ---------------------------------------------------------------- KG
 
 
-def open_kg_tools(kg: KGSpec, stack: contextlib.ExitStack, home: Path | None = None) -> Any:
+def open_team_kg_tools(spec: TeamSpec, stack: contextlib.ExitStack, home: Path | None = None) -> Any:
+    """The team's KG tools: one KG's :class:`KGTools`, or a :class:`KGUnion` over its ``kgs``."""
+    if not spec.kgs or len(spec.kgs) == 1:
+        return open_kg_tools(spec.kgs[0] if spec.kgs else spec.kg, stack, home,
+                             where="kgs[0]" if spec.kgs else "kg")
+    from kgteam.config.schema import kg_source_name
+    from kgteam.tools.kg_union import KGUnion
+    from kgteam.tools.types import ToolError
+
+    parts = {kg_source_name(kg): open_kg_tools(kg, stack, home, where=f"kgs[{i}]") for i, kg in enumerate(spec.kgs)}
+    try:
+        union = KGUnion(parts)
+    except ToolError as exc:
+        raise TeamBuildError(f"kgs: {exc}") from exc
+    stack.callback(union.close)
+    return union
+
+
+def open_kg_tools(kg: KGSpec, stack: contextlib.ExitStack, home: Path | None = None, *, where: str = "kg") -> Any:
     """KGTools over the spec's store, label index, vectors and embedder (closed when ``stack`` closes)."""
     from kgteam.tools.embedding import EmbeddingError, build_embedder
     from kgteam.tools.kg_tools import KGTools
@@ -160,7 +178,7 @@ def open_kg_tools(kg: KGSpec, stack: contextlib.ExitStack, home: Path | None = N
     try:
         embedder = build_embedder(kg.embedder)
     except EmbeddingError as exc:
-        raise TeamBuildError(f"kg.embedder: {exc}") from exc
+        raise TeamBuildError(f"{where}.embedder: {exc}") from exc
 
     if kg.backend == "oxigraph":
         from kgteam.tools.kg import open_kg
@@ -171,7 +189,7 @@ def open_kg_tools(kg: KGSpec, stack: contextlib.ExitStack, home: Path | None = N
             graph = open_kg(target, home=home)
         except FileNotFoundError as exc:
             hint = " (run 'kgteam demo' or 'kgteam load' first)" if kg.name else ""
-            raise TeamBuildError(f"kg: cannot open KG {target!r}: {exc}{hint}") from exc
+            raise TeamBuildError(f"{where}: cannot open KG {target!r}: {exc}{hint}") from exc
         stack.callback(graph.close)
         extra: dict[str, Any] = {"lexicon": _lexicon(kg.lexicon)} if kg.lexicon else {}
         if kg.label_predicates:
@@ -182,7 +200,7 @@ def open_kg_tools(kg: KGSpec, stack: contextlib.ExitStack, home: Path | None = N
             return KGTools.from_kg(graph, embedder=embedder, default_timeout_s=kg.timeout_s, max_rows=kg.max_rows,
                                    max_result_bytes=kg.max_result_bytes, **extra)
         except LexiconError as exc:
-            raise TeamBuildError(f"kg: {exc}") from exc
+            raise TeamBuildError(f"{where}: {exc}") from exc
     store = _construct(store_call(kg))
     _close_later(stack, store)
     _check_protocol(store, TripleStore, "kg.backend", kg.backend)
@@ -333,7 +351,7 @@ def build_team(spec: TeamSpec, *, stack: contextlib.ExitStack | None = None, hom
         team = resolve_team(spec)
         roles = roles_from(team.roles)
         if tools is None:
-            tools = open_kg_tools(spec.kg, stack, home)
+            tools = open_team_kg_tools(spec, stack, home)
         toolbox = tools if isinstance(tools, Toolbox) else build_toolbox(tools, open_web_search(spec, stack, home))
         role_models: dict[str, ChatModel] = {}
         if model is None:

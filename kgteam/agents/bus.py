@@ -39,10 +39,20 @@ from kgteam.llm.base import ModelError
 from kgteam.protocols.budgets import BudgetExhausted
 from kgteam.protocols.envelope import Envelope
 from kgteam.protocols.evidence import Usage
-from kgteam.protocols.payloads import Payload
+from kgteam.protocols.payloads import Answer, Payload
 from kgteam.roles.base import Role, RoleContext
 
 ContextFactory = Callable[[Delivery], RoleContext]
+
+
+async def tag_answers(payloads: Sequence[Any], tagger: Callable[[Any], Any]) -> None:
+    """Answers' evidence triples say which KG states them (a failed lookup leaves them untagged)."""
+    for payload in payloads:
+        if isinstance(payload, Answer) and payload.evidence.triples:
+            try:
+                payload.evidence = await tagger(payload.evidence)
+            except Exception as exc:  # provenance is extra: never the reason a run fails
+                logging.getLogger(__name__).warning("evidence tagging failed: %s", exc)
 
 
 class DeliveryNote(BaseModel):
@@ -176,6 +186,8 @@ class RoleAgent(BaseChatAgent):
         if report.outcome != "ok":
             return [], report
         step_usage = _usage_delta(state.usage, before, elapsed)
+        if state.evidence_tagger is not None:
+            await tag_answers(payloads, state.evidence_tagger)
         envelopes = state.make_envelopes(delivery, name, payloads, step_usage)
         report.outputs = len(envelopes)
         return envelopes, report

@@ -19,7 +19,7 @@ from __future__ import annotations
 import asyncio
 import time
 from collections import deque
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -31,7 +31,7 @@ from kgteam.agents.run_transcript import RunTranscript
 from kgteam.protocols.budgets import Budgets, BudgetUsage
 from kgteam.protocols.calibration import CalibrationMap
 from kgteam.protocols.envelope import Envelope, new_id
-from kgteam.protocols.evidence import Usage
+from kgteam.protocols.evidence import Evidence, Usage
 from kgteam.protocols.payloads import Answer, BranchPruned, Join, Payload, PruneReason, kind_of
 from kgteam.protocols.routes import Route
 from kgteam.roles.base import BudgetView, Role
@@ -94,6 +94,8 @@ class Supervisor:
         self.on_envelope = on_envelope  # streams (persists, shows) every admitted message
         self.model_name = model_name  # stamped on the answer ("none": scorers only)
         self.calibration = calibration  # the team's score -> probability map (None: raw scores)
+        # a several-KG team's KG tools name the KG of each answer's evidence triple (kg_union.KGUnion)
+        self.evidence_tagger: Callable[[Evidence], Awaitable[Evidence]] | None = None
         self.model_waits: dict[int, ModelWait] = {}  # model calls in flight
         self.stalled_on: ModelWait | None = None  # the call the run still waited on when its time ran out
         self._round: list[Delivery] = []

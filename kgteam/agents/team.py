@@ -28,7 +28,7 @@ from autogen_core import CancellationToken
 
 from kgteam.agents.accounting import AccountingModel, tool_trace_hook
 from kgteam.agents.budget_policy import StopReason
-from kgteam.agents.bus import BusTeam, RoleAgent, agent_name_for, run_bus
+from kgteam.agents.bus import BusTeam, RoleAgent, agent_name_for, run_bus, tag_answers
 from kgteam.agents.logging import quiet_by_default
 from kgteam.agents.sessions import SessionStore
 from kgteam.agents.supervisor import DEFAULT_CONCURRENCY, Delivery, ModelWait, Supervisor
@@ -141,6 +141,7 @@ class TeamRunner:
         state = Supervisor(session_id, turn, self.routes, self.roles, self.budgets, started=started,
                            concurrency=self.concurrency, model_name=getattr(self.model, "name", None),
                            calibration=self.calibration)
+        state.evidence_tagger = getattr(self.kg, "tag_evidence", None)
         self.last_run = state
         trace = RunTrace(session_id, turn, store, self.trace, tap=on_trace)
         log.info("question_started", session_id=session_id, turn=turn, question=question)
@@ -350,6 +351,8 @@ class TeamRunner:
                 answer = _model_stalled(answer, state.stalled_on, state.budgets.timeout_s)
                 trace.record("model_stalled", role=state.stalled_on.role, model=state.stalled_on.model,
                              base_url=state.stalled_on.base_url, waited_s=round(state.stalled_on.waited_s, 3))
+        if state.evidence_tagger is not None:
+            await tag_answers([answer], state.evidence_tagger)
         state.complete_answer(answer)
         env = Envelope(session_id=state.session_id, turn=state.turn, sender=sender, payload=answer,
                        parents=parents, step=new_id())

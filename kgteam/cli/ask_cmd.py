@@ -25,6 +25,7 @@ from kgteam.cli.team_setup import (
     check_session_ids,
     choose_team,
     ensure_kg,
+    kg_choice,
     new_session_id,
     run_question,
     session_choices,
@@ -45,7 +46,7 @@ def ask(
     as_json: Annotated[bool, typer.Option("--json", help="print the answer as JSON (evidence, cost, stop reason)")] = False,
     verbose: Annotated[bool, typer.Option("--verbose", "-v", help="show each role's messages as they happen")] = False,
     model: Annotated[str | None, typer.Option("--model", "-m", help=MODEL_HELP)] = None,
-    kg: Annotated[str | None, typer.Option("--kg", help=KG_HELP)] = None,
+    kg_flags: Annotated[list[str] | None, typer.Option("--kg", help=KG_HELP)] = None,
     corpus: Annotated[str | None, typer.Option("--corpus", help=CORPUS_HELP)] = None,
     home: Annotated[Path | None, typer.Option("--home", help="kgteam home (default $KGTEAM_HOME or ~/.kgteam)")] = None,
     db: Annotated[str | None, typer.Option("--db", help=DB_HELP)] = None,
@@ -54,6 +55,7 @@ def ask(
                             "stamped with the question and UTC time), for review and `kgteam kg add`")] = None,
 ) -> None:
     """Answer one question with a team; prints the answer, its evidence, cost and why the run stopped."""
+    kg = kg_choice(kg_flags)
     console = Console(highlight=False, stderr=as_json)
     check_session_ids(sessions_url(db, team, home), session, new_session)
     corpus = session_corpus(sessions_url(db, team, home), session, corpus)

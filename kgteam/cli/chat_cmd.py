@@ -23,6 +23,7 @@ from kgteam.cli.team_setup import (
     check_session_ids,
     choose_team,
     ensure_kg,
+    kg_choice,
     new_session_id,
     run_question,
     session_choices,
@@ -62,13 +63,14 @@ def chat(
                                                                        "an error that lists the recent ones)")] = None,
     new_session: Annotated[str | None, typer.Option("--new-session", help=NEW_SESSION_HELP)] = None,
     model: Annotated[str | None, typer.Option("--model", "-m", help=MODEL_HELP)] = None,
-    kg: Annotated[str | None, typer.Option("--kg", help=KG_HELP)] = None,
+    kg_flags: Annotated[list[str] | None, typer.Option("--kg", help=KG_HELP)] = None,
     corpus: Annotated[str | None, typer.Option("--corpus", help=CORPUS_HELP)] = None,
     home: Annotated[Path | None, typer.Option("--home", help="kgteam home (default $KGTEAM_HOME or ~/.kgteam)")] = None,
     db: Annotated[str | None, typer.Option("--db", help=DB_HELP)] = None,
     quiet: Annotated[bool, typer.Option("--quiet", "-q", help="do not stream the roles' messages")] = False,
 ) -> None:
     """Talk to a team: streams each role's messages, shows evidence and cost per answer."""
+    kg = kg_choice(kg_flags)
     console = Console(highlight=False)
     check_session_ids(sessions_url(db, team, home), session, new_session)
     corpus = session_corpus(sessions_url(db, team, home), session, corpus)
@@ -80,7 +82,7 @@ def chat(
     has_ctx = any(r.role == "contextualizer" for r in roles.values())
     with team_runtime(spec, home=home, db=db) as (runner, store), asyncio.Runner() as loop:
         console.print(f"[bold]kgteam chat[/] · team [bold]{escape(spec.name)}[/] ({escape(', '.join(roles))}) · kg "
-                      f"{escape(str(spec.kg.name or spec.kg.path or spec.kg.endpoint))}")
+                      f"{escape(spec.kg_title)}")
         console.print("[dim]" + ("follow-up questions are rewritten by the contextualizer" if has_ctx else
                                  "this team has no contextualizer: ask standalone questions") + "[/]")
         console.print(f"[dim]{HELP}[/]")

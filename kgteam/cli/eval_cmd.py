@@ -172,7 +172,8 @@ def register(app: typer.Typer) -> None:
         seed: Annotated[int, typer.Option("--seed")] = 0,
         concurrency: Annotated[int, typer.Option("--concurrency", min=1)] = 4,
         out: Annotated[Path | None, typer.Option("--out", help="run file (JSONL); an existing file is resumed")] = None,
-        kg: Annotated[str | None, typer.Option("--kg", help="KG name or folder (overrides the team file's kg)")] = None,
+        kg_flags: Annotated[list[str] | None, typer.Option("--kg", help="KG name or folder (overrides the team file's "
+                                                           "kg); repeat it to read several KGs at once")] = None,
         corpus: Annotated[str | None, typer.Option("--corpus", help=CORPUS_HELP)] = None,
         judge: Annotated[bool, typer.Option("--judge/--no-judge", help="LLM judge (team's model) for undecided grades")] = False,
         timeout_s: Annotated[float | None, typer.Option("--timeout", help="wall-clock limit per question (seconds)")] = None,
@@ -188,13 +189,15 @@ def register(app: typer.Typer) -> None:
         answers: Annotated[Path | None, typer.Option("--answers", help=ANSWERS_HELP)] = None,
     ) -> None:
         """Run a team over a dataset: one JSONL record per question, resumable, with grades and cost."""
+        several = kg_flags if kg_flags and len(kg_flags) > 1 else None
+        kg = kg_flags[0] if kg_flags and not several else None
         _check_answers_path(answers)  # before anything runs
         if corpus is not None:
             check_corpus(corpus, home)
         items = _load_items(dataset, limit, seed, data_dir, where, home)
         if diagnose_only:
             if not kg:
-                console.print("[red]error:[/red] --diagnose needs --kg NAME")
+                console.print("[red]error:[/red] --diagnose needs one --kg NAME")
                 raise typer.Exit(2)
             _run_diagnostics(items, kg, out, max_hops=3, top_n=10, budget=300, concurrency=concurrency, home=home)
             return
@@ -202,7 +205,7 @@ def register(app: typer.Typer) -> None:
         from kgteam.eval.runner import read_meta, read_run, run_eval, write_meta
         from kgteam.team_builder import TeamBuildError, build_team
 
-        spec, _ = choose_team(team, model=model, corpus=corpus, home=home)  # invalid team files exit 2 with file:line:field
+        spec, _ = choose_team(team, model=model, kg=several, corpus=corpus, home=home)  # invalid files exit 2
         if not kg:  # the built-in team's demo KG is installed on first use, as for `ask`
             ensure_kg(spec, home, say=lambda text: console.print(text))
         out = out or _default_out(dataset)
@@ -213,7 +216,7 @@ def register(app: typer.Typer) -> None:
             _fail(f"cannot resume {out}: {exc}")
         meta = {"dataset": dataset, "team": str(team) if team else "built-in triad", "limit": limit, "seed": seed,
                 "where": sorted(where or []), "concurrency": concurrency,
-                "kg": kg or (spec.kg.name or spec.kg.path or spec.kg.endpoint), "judge": judge,
+                "kg": kg or spec.kg_title, "judge": judge,
                 **({"corpus": corpus} if corpus else {}),
                 "model": getattr(spec.model, "model", None) or getattr(spec.model, "provider", None),
                 "started": datetime.now(UTC).isoformat(timespec="seconds"), "argv": sys.argv[1:]}

@@ -58,7 +58,7 @@ def mcp(
             server = build_server(served)
         except ImportError as exc:  # installed, yet it cannot be imported (a broken dependency)
             raise fail(f"{exc} ({exc.__cause__ or 'import failed'})", 2) from None
-        kg_name = spec.kg.name or spec.kg.path or spec.kg.endpoint
+        kg_name = spec.kg_title
         if sock is None:
             typer.echo(f"kgteam mcp: team {spec.name!r} on KG {kg_name!r} over stdio", err=True)
             with contextlib.suppress(KeyboardInterrupt):

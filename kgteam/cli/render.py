@@ -92,14 +92,19 @@ def answer_renderable(answer: Answer, *, max_triples: int = 12, show_queries: bo
         table.add_column("subject")
         table.add_column("predicate")
         table.add_column("object")
-        for n, t in enumerate(ev.triples[:max_triples]):
+        shown = ev.triples[:max_triples]
+        several = any(t.kg for t in shown)  # a several-KG team: which KG states each triple
+        if several:
+            table.add_column("kg")
+        for n, t in enumerate(shown):
             # Text, not str: labels come from the KG and may contain rich markup like "[/]" or "[draft]";
             # one line each, so a label cannot draw lines of its own (a forged fence, a fake status)
             row = [Text(one_line(t.subject_label or t.subject)), Text(one_line(t.predicate_label or t.predicate)),
-                   Text(one_line(t.object_label or t.object))]
+                   Text(one_line(t.object_label or t.object))] + ([Text(one_line(t.kg or "?"))] if several else [])
             table.add_row(*([f"t{n}"] if ev.reasoning else []), *row)
         if len(ev.triples) > max_triples:
-            table.add_row(*([""] if ev.reasoning else []), f"… {len(ev.triples) - max_triples} more", "", "")
+            table.add_row(*([""] if ev.reasoning else []), f"… {len(ev.triples) - max_triples} more", "", "",
+                          *([""] if several else []))
         parts.append(table)
     if show_queries and ev.queries:
         parts.append(Text("queries:", style="dim"))

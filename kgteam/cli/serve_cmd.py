@@ -21,6 +21,7 @@ from kgteam.cli.team_setup import (
     TEAM_HELP,
     choose_team,
     ensure_kg,
+    kg_choice,
     session_db_path,
     session_settings,
 )
@@ -90,7 +91,7 @@ def serve(
     host: Annotated[str, typer.Option("--host", help="address to listen on (127.0.0.1: this machine only)")
                     ] = "127.0.0.1",
     port: Annotated[int, typer.Option("--port", "-p", min=1, max=65535, help="TCP port")] = 8000,
-    kg: Annotated[str | None, typer.Option("--kg", help=KG_HELP)] = None,
+    kg_flags: Annotated[list[str] | None, typer.Option("--kg", help=KG_HELP)] = None,
     corpus: Annotated[str | None, typer.Option("--corpus", help=CORPUS_HELP)] = None,
     model: Annotated[str | None, typer.Option("--model", "-m", help=MODEL_HELP)] = None,
     sessions: Annotated[str | None, typer.Option("--sessions", help=SESSIONS_HELP)] = None,
@@ -102,6 +103,7 @@ def serve(
     API keys come from KGTEAM_API_KEYS (comma-separated); without it the API is open to whoever
     reaches the port. Limits: KGTEAM_RATE_LIMIT, KGTEAM_RATE_BURST, KGTEAM_MAX_REQUEST_BYTES,
     KGTEAM_MAX_QUESTION_CHARS, KGTEAM_MAX_RUNNING (docs/serve.md)."""
+    kg = kg_choice(kg_flags)
     import uvicorn
 
     from kgteam.api import Team

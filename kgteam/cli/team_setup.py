@@ -21,7 +21,15 @@ from kgteam.protocols.payloads import Answer
 TEAM_HELP = "team YAML file (default: the built-in Triad team on the demo MetaQA KG)"
 MODEL_HELP = ("override the team's model: 'none' (deterministic scorers only, no model server), "
               "'local' (embedded SmolLM2), 'openai:MODEL' or 'openai:MODEL@BASE_URL', 'scripted:FILE'")
-KG_HELP = "override the team's KG: an installed KG name or a KG folder"
+KG_HELP = ("override the team's KG: an installed KG name or a KG folder; repeat it to read several KGs at once "
+           "(--kg mykg --kg metaqa)")
+
+
+def kg_choice(flags: list[str] | None) -> str | list[str] | None:
+    """Repeated ``--kg`` as one KG (a string, as sessions have always recorded it) or several (a list)."""
+    if not flags:
+        return None
+    return flags[0] if len(flags) == 1 else list(flags)
 CORPUS_HELP = ("the document corpus the team's web search reads, instead of the team file's: one made with "
                "`kgteam corpus add`, or the built-in movie-notes")
 
@@ -91,7 +99,7 @@ def parse_model_flag(flag: str) -> ModelSpec:
         raise typer.BadParameter(f"{flag!r}: expected {MODEL_HELP}", param_hint="--model") from None
 
 
-def choose_team(team: Path | None, *, model: str | None = None, kg: str | None = None,
+def choose_team(team: Path | None, *, model: str | None = None, kg: str | list[str] | None = None,
                 corpus: str | None = None, home: Path | None = None) -> tuple[TeamSpec, bool]:
     """The spec to run and whether it is the built-in default. Config errors and an unknown
     ``corpus`` exit with code 2."""
@@ -108,8 +116,12 @@ def choose_team(team: Path | None, *, model: str | None = None, kg: str | None =
         is_default = False
     if corpus is not None:
         check_corpus(corpus, home)
-    spec = with_overrides(spec, kg=kg or None, model=parse_model_flag(model) if model else None,
-                          corpus=corpus or None)
+    try:
+        spec = with_overrides(spec, kg=kg or None, model=parse_model_flag(model) if model else None,
+                              corpus=corpus or None)
+    except ValueError as exc:  # e.g. the same KG named twice
+        typer.echo(f"--kg: {exc}", err=True)
+        raise typer.Exit(2) from None
     return spec, is_default
 
 
@@ -128,8 +140,7 @@ def check_corpus(name: str, home: Path | None) -> None:
 
 def kg_identity(spec: TeamSpec) -> str:
     """Which KG a spec runs on, as a session records it."""
-    kg = spec.kg
-    return str(kg.name or kg.path or kg.endpoint)
+    return spec.kg_id
 
 
 NEW_SESSION_HELP = "start a new session with this id (for scripts); an id already in use is refused"
@@ -182,8 +193,8 @@ def check_session_ids(db: str, session: str | None, new_session: str | None) -> 
         raise typer.Exit(2)
 
 
-def session_choices(db: str, session: str | None, team: Path | None, model: str | None, kg: str | None
-                    ) -> tuple[Path | None, str | None, str | None]:
+def session_choices(db: str, session: str | None, team: Path | None, model: str | None, kg: str | list[str] | None
+                    ) -> tuple[Path | None, str | None, str | list[str] | None]:
     """The team, model and KG flags to run ``session`` with: what it was started with, unless the
     command line says otherwise. Another team or KG than the session's is refused (exit 2): its
     follow-up questions would be answered from another graph. A new session takes the flags as given."""
@@ -199,7 +210,8 @@ def session_choices(db: str, session: str | None, team: Path | None, model: str 
     if kg is not None:
         spec, _ = choose_team(Path(saved["team"]) if saved.get("team") else None, kg=kg)
         if kg_identity(spec) != saved.get("kg_id"):
-            typer.echo(f"session {session} runs on KG {saved.get('kg_id')!r}; resuming it with --kg {kg} would "
+            shown = " --kg ".join(kg) if isinstance(kg, list) else kg
+            typer.echo(f"session {session} runs on KG {saved.get('kg_id')!r}; resuming it with --kg {shown} would "
                        f"answer its follow-ups from another graph. Resume it without --kg, or start a new "
                        f"session (leave out --session).", err=True)
             raise typer.Exit(2)
@@ -211,7 +223,7 @@ def session_choices(db: str, session: str | None, team: Path | None, model: str 
     return stored_team, model or saved.get("model"), kg or saved.get("kg")
 
 
-def session_settings(spec: TeamSpec, team: Path | None, model: str | None, kg: str | None,
+def session_settings(spec: TeamSpec, team: Path | None, model: str | None, kg: str | list[str] | None,
                      corpus: str | None = None) -> dict[str, Any]:
     """What a session records about itself: the flags to rebuild its team, and the KG it runs on."""
     return {"team": str(team.resolve()) if team else None, "model": model, "kg": kg, "kg_id": kg_identity(spec),
@@ -232,7 +244,7 @@ def session_corpus(db: str, session: str | None, corpus: str | None) -> str | No
 
 def ensure_kg(spec: TeamSpec, home: Path | None, *, say: Callable[[str], None]) -> None:
     """The demo KG is installed on first use; any other KG must exist already."""
-    if spec.kg.backend != "oxigraph" or spec.kg.name != DEMO_KG:
+    if not any(kg.backend == "oxigraph" and kg.name == DEMO_KG for kg in spec.kg_specs):
         return
     from kgteam.tools.kg import ensure_demo_kg, list_kgs
 

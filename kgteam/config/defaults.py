@@ -7,9 +7,10 @@ an OpenAI-compatible API; otherwise the embedded SmolLM2 server is started.
 from __future__ import annotations
 
 import os
+from collections.abc import Sequence
 from pathlib import Path
 
-from kgteam.config.schema import KGSpec, ModelSpec, TeamSpec, WebSpec
+from kgteam.config.schema import KGSpec, ModelSpec, TeamSpec, WebSpec, check_kgs
 from kgteam.protocols.budgets import Budgets
 
 DEMO_KG = "metaqa"
@@ -59,11 +60,18 @@ def model_from_flag(flag: str) -> ModelSpec:
     raise ValueError(f"{flag!r}: expected {MODEL_FLAG_FORMS}")
 
 
-def with_overrides(spec: TeamSpec, *, kg: str | None = None, model: str | ModelSpec | None = None,
+def kg_from_flag(kg: str) -> KGSpec:
+    """``--kg`` / ``kg=`` as a spec: a folder when one exists there, else an installed KG's name."""
+    path = Path(kg).expanduser()
+    return KGSpec(path=str(path.resolve())) if path.exists() else KGSpec(name=kg)
+
+
+def with_overrides(spec: TeamSpec, *, kg: str | Sequence[str] | None = None, model: str | ModelSpec | None = None,
                    corpus: str | None = None) -> TeamSpec:
     """``spec`` with another KG (a folder when ``kg`` is one, else a KG name), model (a spec or a
     ``--model`` form) and/or document corpus (its web search becomes that local corpus, keeping a
-    corpus ``mode`` the file set); what ``--kg``/``--model``/``--corpus`` and the Python API do."""
+    corpus ``mode`` the file set); what ``--kg``/``--model``/``--corpus`` and the Python API do.
+    Several KGs (a list of two or more) replace the team's KG(s) with ``kgs``; one replaces them with ``kg``."""
     updates: dict[str, object] = {}
     if corpus is not None:
         mode = spec.web.mode if spec.web is not None and spec.web.provider == "corpus" else "hybrid"
@@ -71,6 +79,12 @@ def with_overrides(spec: TeamSpec, *, kg: str | None = None, model: str | ModelS
     if model is not None:
         updates["model"] = model if isinstance(model, ModelSpec) else model_from_flag(model)
     if kg is not None:
-        path = Path(kg).expanduser()
-        updates["kg"] = KGSpec(path=str(path.resolve())) if path.exists() else KGSpec(name=kg)
+        names = [kg] if isinstance(kg, str) else list(kg)
+        if not names:
+            raise ValueError("kg: an empty list names no KG")
+        if len(names) == 1:
+            updates["kg"], updates["kgs"] = kg_from_flag(names[0]), None
+        else:  # checked as a team file's `kgs:` is (each KG once); `kg` back to its unset default
+            updates["kgs"] = check_kgs([kg_from_flag(n) for n in names])
+            updates["kg"] = TeamSpec.model_fields["kg"].get_default(call_default_factory=True)
     return spec.model_copy(update=updates) if updates else spec

@@ -164,6 +164,30 @@ class KGSpec(_Strict):
         return self
 
 
+def kg_source_name(kg: KGSpec) -> str:
+    """The short name evidence uses for a KG: its installed name, its folder's name, or its endpoint."""
+    if kg.name:
+        return kg.name
+    if kg.path:
+        return kg.path.rstrip("/").rsplit("/", 1)[-1] or kg.path
+    return str(kg.endpoint)
+
+
+def check_kgs(kgs: list[KGSpec]) -> list[KGSpec]:
+    """A ``kgs`` list: not empty, each KG once (its name tags the evidence it gives)."""
+    if not kgs:
+        raise ValueError("'kgs' is empty: name at least one KG (or use 'kg')")
+    names = [kg_source_name(k) for k in kgs]
+    twice = sorted({n for n in names if names.count(n) > 1})
+    if twice:
+        raise ValueError(f"'kgs' names {', '.join(repr(n) for n in twice)} more than once: name each KG once")
+    remote = [kg_source_name(k) for k in kgs if k.backend != "oxigraph"]
+    if len(kgs) > 1 and remote:
+        raise ValueError(f"'kgs': {', '.join(remote)} cannot be joined with other KGs: several KGs are read "
+                         "together from installed or folder KGs (backend oxigraph), not SPARQL endpoints")
+    return kgs
+
+
 class WebSpec(_Strict):
     """Where ``web_search`` looks: a local corpus (``kgteam corpus add``), a SearxNG instance, or
     the Brave Search API (key in an environment variable). See docs/web_search.md."""
@@ -289,6 +313,9 @@ class TeamSpec(_Strict):
     description: str = ""
     model: ModelSpec = Field(default_factory=ModelSpec)
     kg: KGSpec = Field(default_factory=lambda: KGSpec(name="metaqa"))
+    kgs: list[KGSpec] | None = Field(None, description="several KGs the team reads at once (instead of 'kg'): "
+                                     "each a KG spec or an installed KG's name; entities that are the same "
+                                     "across them are joined (docs/teams.md)")
     web: WebSpec | None = Field(None, description="documents for the web_search tool (none: the tool says so)")
     roles: dict[str, RoleSpec] = Field(default_factory=dict)
     playbook: str | None = None
@@ -326,10 +353,47 @@ class TeamSpec(_Strict):
                                  "postgresql://USER@HOST:PORT/DATABASE")
         return value
 
+    @field_validator("kgs", mode="before")
+    @classmethod
+    def _kg_names(cls, value: Any) -> Any:
+        """``kgs: [metaqa, mykg]``: a bare name is an installed KG."""
+        if isinstance(value, list):
+            return [{"name": item} if isinstance(item, str) else item for item in value]
+        return value
+
+    @field_validator("kgs")
+    @classmethod
+    def _distinct_kgs(cls, value: list[KGSpec] | None) -> list[KGSpec] | None:
+        return None if value is None else check_kgs(value)
+
+    @property
+    def kg_specs(self) -> list[KGSpec]:
+        """The KGs the team reads: ``kgs`` when given, else the one ``kg``."""
+        return list(self.kgs) if self.kgs else [self.kg]
+
+    @property
+    def kg_title(self) -> str:
+        """The team's KG(s) as people read them: ``metaqa`` or ``prefs + metaqa``."""
+        return " + ".join(kg_source_name(k) for k in self.kg_specs)
+
+    @property
+    def kg_id(self) -> str:
+        """Which KG(s) the team runs on, as sessions record it: the one KG's name, folder or endpoint."""
+        if self.kgs and len(self.kgs) > 1:
+            return self.kg_title
+        kg = self.kg_specs[0]
+        return str(kg.name or kg.path or kg.endpoint)
+
     @model_validator(mode="before")
     @classmethod
     def _friendly_shapes(cls, data: Any) -> Any:
         return _friendly(data, ("routes", "extra_routes"))
+
+    @model_validator(mode="after")
+    def _kg_or_kgs(self) -> TeamSpec:
+        if self.kgs is not None and "kg" in self.model_fields_set:
+            raise ValueError("give either 'kg' (one KG) or 'kgs' (a list of KGs), not both")
+        return self
 
     @model_validator(mode="after")
     def _routes_or_playbook(self) -> TeamSpec:

@@ -37,6 +37,7 @@ class EvidenceTriple(BaseModel):
     subject_label: str | None = None
     predicate_label: str | None = None
     object_label: str | None = None
+    kg: str | None = None  # which KG(s) of a several-KG team state it (None: the team reads one KG)
 
     def readable(self) -> str:
         s = self.subject_label or self.subject

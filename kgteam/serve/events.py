@@ -40,7 +40,8 @@ def answer_json(answer: Answer) -> dict[str, Any]:
         "evidence": {
             "triples": [{"s": t.subject, "p": t.predicate, "o": t.object, "s_label": t.subject_label,
                          "p_label": t.predicate_label, "o_label": t.object_label,
-                         "o_is_literal": t.object_is_literal} for t in ev.triples],
+                         "o_is_literal": t.object_is_literal, **({"kg": t.kg} if t.kg else {})}
+                        for t in ev.triples],
             "queries": [{"sparql": q.sparql, "rows": q.row_count, "endpoint": q.endpoint, "error": q.error}
                         for q in ev.queries],
             "documents": [{"title": d.title, "url": d.source if _is_url(d.source) else None,

@@ -49,8 +49,8 @@ class TeamService:
         self.settings = settings or ServeSettings()
         self.home = home
         spec = team.spec
-        kg = spec.kg
-        self.kg_id = str(kg.name or kg.path or kg.endpoint)
+        self.kg_id = spec.kg_id
+        self._kg_names = {str(k.name or k.path or k.endpoint) for k in spec.kg_specs}
         self.session_settings = session_settings or {"team": None, "model": None, "kg": None, "kg_id": self.kg_id,
                                                      "team_name": spec.name}
         self.team_name = str(self.session_settings.get("team_name") or spec.name)
@@ -210,7 +210,7 @@ class TeamService:
             out.append({"name": m.name, "triples": m.counts.triples, "facts": m.counts.facts,
                         "entities": m.counts.entities, "relations": m.counts.relations, "format": m.format,
                         "created": m.created_at, "vectors": m.vectors is not None,
-                        "served": m.name == self.kg_id})
+                        "served": m.name in self._kg_names})
         if not any(k["served"] for k in out):  # a KG folder or endpoint, not an installed name
             out.insert(0, {"name": self.kg_id, "triples": None, "served": True})
         out.sort(key=lambda k: not k["served"])

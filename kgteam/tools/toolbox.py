@@ -57,8 +57,8 @@ def _first_line(doc: str | None) -> str:
 def _bindable(fn: Callable[..., Any], param: inspect.Parameter, resources: list[Any]) -> Any:
     """The resource to bind to ``fn``'s first parameter, or None when it is a plain argument."""
     if param.name == "self":  # an unbound method of a resource's class (KGTools.neighbors)
-        for res in resources:
-            if getattr(type(res), fn.__name__, None) is fn:
+        for res in resources:  # its class, or a subclass (KGUnion): the subclass's override runs
+            if any(vars(cls).get(fn.__name__) is fn for cls in type(res).__mro__):
                 return res
         raise ContractError(f"tool {fn.__qualname__}: no resource of its class is available to bind")
     hints = typing.get_type_hints(fn) if param.annotation is not inspect.Parameter.empty else {}
@@ -68,6 +68,12 @@ def _bindable(fn: Callable[..., Any], param: inspect.Parameter, resources: list[
             if isinstance(res, wanted):
                 return res
     return None
+
+
+def params_self(fn: Callable[..., Any]) -> bool:
+    """Whether ``fn`` is an unbound method (its first parameter is ``self``)."""
+    params = list(inspect.signature(fn).parameters)
+    return bool(params) and params[0] == "self"
 
 
 @dataclass(frozen=True)
@@ -91,7 +97,8 @@ class Tool:
             resource = _bindable(fn, params[0], list(resources))
             if resource is not None:
                 params = params[1:]
-                bound_fn = _bind(fn, resource)
+                own = getattr(type(resource), fn.__name__, fn) if params_self(fn) else fn
+                bound_fn = _bind(own, resource)
         try:
             hints = typing.get_type_hints(fn, include_extras=True)
         except Exception as exc:  # noqa: BLE001 - a broken plugin annotation is a contract error

@@ -16,6 +16,7 @@ export function normaliseTriple(t) {
     pLabel: t.p_label ?? t.predicate_label ?? null,
     oLabel: t.o_label ?? t.object_label ?? null,
     literal: Boolean(t.o_is_literal ?? t.object_is_literal ?? t.literal ?? false),
+    kg: t.kg ?? null, // which KG states it (several-KG teams only)
   };
 }
 
@@ -63,11 +64,14 @@ function safeLink(url, text) {
 
 function triplesTable(triples) {
   const cell = (label, iri) => h("td", { title: iri || null }, label || iri || "");
+  const several = triples.some((t) => t.kg); // a team reading several KGs says which KG states each triple
+  const heads = ["subject", "predicate", "object", ...(several ? ["kg"] : [])];
   return h("div", { class: "table-wrap" },
     h("table", { class: "triples" },
       h("caption", { class: "visually-hidden" }, "Evidence triples"),
-      h("thead", {}, h("tr", {}, h("th", { scope: "col" }, "subject"), h("th", { scope: "col" }, "predicate"), h("th", { scope: "col" }, "object"))),
-      h("tbody", {}, triples.map((t) => h("tr", {}, cell(t.sLabel, t.s), cell(t.pLabel, t.p), cell(t.oLabel, t.literal ? null : t.o)))),
+      h("thead", {}, h("tr", {}, ...heads.map((name) => h("th", { scope: "col" }, name)))),
+      h("tbody", {}, triples.map((t) => h("tr", {}, cell(t.sLabel, t.s), cell(t.pLabel, t.p), cell(t.oLabel, t.literal ? null : t.o),
+        ...(several ? [h("td", { class: "triple-kg" }, t.kg || "?")] : [])))),
     ));
 }
 
