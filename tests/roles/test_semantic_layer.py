@@ -159,3 +159,13 @@ def test_the_kind_noun_is_the_word_after_the_wh_word_or_a_compound_before_an_aux
     assert heads("which football club does Brad Guzan play for?") == ["football", "club"]
     assert heads("Which forwards play for Mexico?") == ["forwards"]  # "play" is the verb
     assert heads("How many players does Brazil have?") == ["players"]
+
+
+async def test_everyday_words_are_no_name_where_the_question_capitalises_names(demo_tools):
+    """"The man who directed Heat": the KG's film is *The Man*, but this writer capitalises names
+    (Heat), so "The man" is words. An all-lower-case question keeps every reading."""
+    spans = [m.text for m in await spot_mentions("The man who directed Heat also directed Collateral",
+                                                 demo_tools.toolbox())]
+    assert "The man" not in spans and {"Heat", "Collateral"} <= set(spans)
+    assert "the man" in [m.text for m in await spot_mentions("who directed the man", demo_tools.toolbox())]
+    assert "The Man" in [m.text for m in await spot_mentions("Who directed The Man", demo_tools.toolbox())]

@@ -88,6 +88,8 @@ async def spot_mentions(question: str, tools: Toolbox, *, max_ngram: int = 10, k
     found: list[Mention] = []
     almost: list[Mention] = []  # spans that are a known name up to a typo
     lower = [t.lower for t in tokens]
+    # the writer capitalises names: some word past the first is capitalised ("I" aside)
+    capitals_elsewhere = any(t.text[:1].isupper() and t.lower != "i" for t in tokens[1:])
     for n in range(min(max_ngram, len(tokens)), 0, -1):
         for i in range(0, len(tokens) - n + 1):
             if any(covered[i : i + n]):
@@ -107,6 +109,8 @@ async def spot_mentions(question: str, tools: Toolbox, *, max_ngram: int = 10, k
             except ToolError:
                 continue
             if any(is_exact_hit(h, text) for h in hits):
+                if capitals_elsewhere and _written_as_words(text, i == 0, hits):
+                    continue  # "The man who directed Heat": words, where the KG's name is The Man
                 found.append(Mention(text, i, i + n, hits))
                 for j in range(i, i + n):
                     covered[j] = True
@@ -158,6 +162,19 @@ async def spot_mentions(question: str, tools: Toolbox, *, max_ngram: int = 10, k
             found.append(Mention(token.text, i, i + 1, values, category=True))
             covered[i] = True
     return found
+
+
+def _written_as_words(text: str, at_start: bool, hits: list[LabelHit]) -> bool:
+    """The span is in lower case (its question-initial capital aside) where every name the KG
+    knows it by is capitalised: in a question that capitalises names, everyday words."""
+    def body(t: str) -> str:
+        return t[1:] if at_start else t
+
+    if any(c.isupper() for c in body(text)):
+        return False
+    names = [n for h in hits if is_exact_hit(h, text) for n in (h.label, h.matched)
+             if n and normalise(n) == normalise(text)]
+    return bool(names) and all(any(c.isupper() for c in body(n)) for n in names)
 
 
 def _attributive_capital(tokens: list[Token], lower: list[str], i: int) -> bool:

@@ -55,6 +55,13 @@ def test_the_four_claims_of_the_issue(demo_r3, claim, expected, says):
     assert answer.evidence.triples  # the verdict cites the triples it stands on
 
 
+def test_a_description_is_no_film_of_that_name(demo_r3):
+    """"The man who directed Heat" is Heat's director, not the film *The Man*."""
+    answer = demo_r3.ask("The man who directed Heat also directed Collateral.")
+    assert _verdict(answer) == "supported", answer.text
+    assert "Michael Mann" in answer.text
+
+
 def test_a_negated_claim_the_kg_contradicts_is_supported(demo_r3):
     answer = demo_r3.ask("Forrest Gump wasn't directed by Steven Spielberg.")
     assert _verdict(answer) == "supported", answer.text
