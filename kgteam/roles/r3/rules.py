@@ -296,7 +296,9 @@ async def candidate_axioms(layer: SemanticLayer, question: str, anchors: Sequenc
     if len(firm) == 1:
         # a lower-case name ("has tags tony burton") may be the other end: each is tried, and only a
         # path the question's words name, to exactly that entity, makes a rule
-        loose = sorted([a for a in anchors if a.iris and not a.firm], key=lambda a: (-(a.end - a.start), a.start))
+        stated = await stated_relations(question, layer.tools)
+        loose = sorted([a for a in anchors if a.iris and not a.firm and not _in_stated_label(question, a, stated)],
+                       key=lambda a: (-(a.end - a.start), a.start))
         out: list[Axiom] = []
         for other in loose[:2]:  # a lower-case end takes part in path rules only (no counting a tag)
             out += [a for a in await _axioms_for(layer, question, [firm[0], other], hops=hops, keep=keep)
@@ -325,6 +327,19 @@ def through_noun(question: str, first: TopicMention, second: TopicMention) -> bo
         return False
     return any(w.isalpha() and w not in AUXILIARIES and w not in _NO_RELATION and w not in NEGATIONS
                for w in between)
+
+
+def _in_stated_label(question: str, anchor: TopicMention, stated: dict[str, int]) -> bool:
+    """The lower-case mention is a word of a relation label the question writes ("X has starred
+    *actors* Bo Hopkins"): part of the relation's name, not an entity."""
+    words = [t.lower for t in tokenize(question)]
+    for label in stated:
+        want = [t.lower for t in tokenize(label)]
+        n = len(want)
+        for i in range(len(words) - n + 1):
+            if words[i:i + n] == want and i <= anchor.start and anchor.end <= i + n:
+                return True
+    return False
 
 
 def _stated_value(question: str, anchor: TopicMention) -> str | None:
