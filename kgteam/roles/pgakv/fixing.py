@@ -21,6 +21,8 @@ from kgteam.protocols.payloads import (
     RetrievedTriple,
     VerifiedGraph,
 )
+from kgteam.roles.pgakv.writing import words
+from kgteam.roles.semantic.scoring import lexical_similarity
 from kgteam.roles.semantic.text import normalise
 
 _DATE = re.compile(r"^\s*(\d{4})(?:-(\d{2}))?(?:-(\d{2}))?")
@@ -81,8 +83,9 @@ def fix_triple(i: int, t: PseudoTriple, cands: list[RetrievedTriple], exact: boo
             _agrees(t.subject, t.subject_iri, c.subject, c.subject_label) if open_end == "object"
             else _agrees(t.object, t.object_iri, c.object, c.object_label))]
         named = [c for c in anchored if t.predicate_iri is None or c.predicate == t.predicate_iri]
-        if named:
-            best = named[0].predicate
+        if named:  # the relation the belief names best, by its words and by the retrieval's similarity
+            best = max(named, key=lambda c: lexical_similarity(t.predicate, words(c.predicate_label or c.predicate))
+                       + c.score).predicate
             return [fixed("verified", c) for c in named if c.predicate == best]
         return []
     # both ends known but no real triple holds them together: a conflicting value replaces it
