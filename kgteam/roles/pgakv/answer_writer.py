@@ -63,15 +63,16 @@ class AnswerWriter(Role[WriterSettings]):
         graph = ctx.ancestor(PseudoGraph) or PseudoGraph(triples=[])
         facts = fixed.facts()
         triples: list[EvidenceTriple] = [f.triple for f in facts]
-        evidence = Evidence(triples=triples, pseudo_graph=pseudo_view(graph, fixed), reasoning=list(graph.plan))
+        evidence = Evidence(triples=triples, pseudo_graph=pseudo_view(graph, fixed))
         fallbacks = fallback_keys(getattr(ctx.trace, "events", []))
+        reading = "; ".join(graph.plan) or None  # the facts the generator looked for, in words
         if graph.open_ended:
             return await self._open(graph, triples, evidence, ctx)
         values = answer_values(graph, facts)
         if not values:
             why = graph.plan[0] if graph.plan and not graph.triples else "no pseudo-triple of the answer was verified"
             return Answer(text=f"I don't know: {why}.", status="unknown", grounded=False, evidence=evidence,
-                          fallbacks=fallbacks)
+                          fallbacks=fallbacks, reading=reading)
         answered = [f for f in facts if f.pseudo is not None and graph.triples[f.pseudo].answer_end]
         confidence = graph.confidence if graph.source == "reading" else round(
             min(1.0, max(0.0, sum(f.score for f in answered) / len(answered))), 4)
@@ -79,9 +80,9 @@ class AnswerWriter(Role[WriterSettings]):
         if confidence < self.settings.min_confidence:
             return Answer(text=f"I don't know: my best reading is not certain enough. Best guess: "
                                f"{answer_list(names, 5)}.", status="unknown", grounded=False, confidence=confidence,
-                          guess=values, evidence=evidence, fallbacks=fallbacks)
+                          guess=values, evidence=evidence, fallbacks=fallbacks, reading=reading)
         return Answer(text=answer_list(names, self.settings.max_listed), values=values, status="answered",
-                      grounded=True, confidence=confidence, evidence=evidence, fallbacks=fallbacks)
+                      grounded=True, confidence=confidence, evidence=evidence, fallbacks=fallbacks, reading=reading)
 
     async def _open(self, graph: PseudoGraph, triples: list[EvidenceTriple], evidence: Evidence,
                     ctx: RoleContext) -> Answer:
