@@ -51,11 +51,16 @@ async def reading_graph(question: str, tools: Any, settings: SemanticSettings, *
         return PseudoGraph(triples=[], question=question, plan=["no relation path from the question's entities answers"])
     steps = [(s.predicate, s.direction) for s in best.steps]
     try:
-        res = await tools["run_sparql"](compile_query(chain_graph(best.entity, steps, all_vars=True)), limit=max_walks)
+        res = await tools["run_sparql"](compile_query(chain_graph(best.entity, steps, all_vars=True)), limit=1000)
     except ToolError:
         return PseudoGraph(triples=[], question=question, plan=["the reading's query failed"])
-    nodes_of = [[best.entity, *(row[f"x{i}"].value for i in range(1, len(steps) + 1))] for row in res.rows
-                if all(f"x{i}" in row for i in range(1, len(steps) + 1))]
+    last = f"x{len(steps)}"
+    walks: dict[str, list[str]] = {}  # one walk per answer, in the order the reading gives its answers
+    for row in res.rows:
+        if all(f"x{i}" in row for i in range(1, len(steps) + 1)):
+            walks.setdefault(row[last].value, [best.entity, *(row[f"x{i}"].value for i in range(1, len(steps) + 1))])
+    order = [str(a.get("value")) for a in best.answers if str(a.get("value")) in walks]
+    nodes_of = [walks[v] for v in [*order, *(v for v in walks if v not in set(order))][:max_walks]]
     literal = {row[f"x{len(steps)}"].value for row in res.rows
                if f"x{len(steps)}" in row and row[f"x{len(steps)}"].type == "literal"}
     iris = {n for nodes in nodes_of for n in nodes if n not in literal} | {p for p, _ in steps}

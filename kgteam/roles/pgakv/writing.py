@@ -14,15 +14,16 @@ from kgteam.protocols.evidence import EvidenceTriple
 from kgteam.protocols.payloads import AnswerValue, FixedTriple, PseudoGraph
 
 _OPEN = re.compile(r"^\s*(?:please\s+)?(?:tell me(?: more)? about|describe|what do you know about|"
-                   r"give (?:me )?an overview of|summari[sz]e|who (?:is|was) [A-Z][^?]*\?*$|what is known about)\b"
+                   r"give (?:me )?an overview of|summari[sz]e|what is known about)\b"
                    r"|\bwhy is .+ (?:known|famous)\b", re.IGNORECASE)
+_WHO_IS_NAME = re.compile(r"^\s*[Ww]ho (?:is|was) (?:[A-Z][\w'.-]*\s*)+\?*\s*$")  # "Who was Ada Lovelace?"
 CITE = re.compile(r"\[t(\d+)\]")
 SENTENCE_END = re.compile(r"(?<=[.!?])\s+(?=\S)")
 
 
 def is_open_ended(question: str) -> bool:
     """"Tell me about X", "Describe X", "Why is X known?": the answer is a short text, not values."""
-    return bool(_OPEN.search(question.strip()))
+    return bool(_OPEN.search(question.strip()) or _WHO_IS_NAME.match(question))
 
 
 def words(text: str) -> str:
