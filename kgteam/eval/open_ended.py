@@ -20,7 +20,7 @@ from kgteam.roles.pgakv.writing import CITE, normalise_words, sentences_of
 
 class OpenEndedScore(BaseModel):
     rouge_l: float
-    factual_precision: float | None  # None: the answer has no sentence
+    factual_precision: float | None  # None: the answer states nothing (no sentence, or an abstention)
     sentences: int
     supported: int
 
@@ -75,7 +75,9 @@ async def factual_precision(answer: str, triples: Sequence[EvidenceTriple], tool
     return supported, len(sentences)
 
 
-async def score_open_ended(answer: str, triples: Sequence[EvidenceTriple], reference: str, tools: Any) -> OpenEndedScore:
-    supported, n = await factual_precision(answer, triples, tools)
+async def score_open_ended(answer: str, triples: Sequence[EvidenceTriple], reference: str, tools: Any,
+                           *, stated: bool = True) -> OpenEndedScore:
+    """ROUGE-L always; factual precision only for a stated answer (an "I don't know" states no fact)."""
+    supported, n = await factual_precision(answer, triples, tools) if stated else (0, 0)
     return OpenEndedScore(rouge_l=round(rouge_l(answer, reference), 4),
                           factual_precision=round(supported / n, 4) if n else None, sentences=n, supported=supported)

@@ -240,7 +240,8 @@ async def _ask_and_grade(item: DatasetItem, team: AskingTeam, *, session_prefix:
             record.verifiability = await check_verifiability(answer.evidence, tools)
         reference = item.extra.get("reference")
         if tools is not None and isinstance(reference, str) and reference.strip():
-            record.open_ended = await score_open_ended(answer.text, answer.evidence.triples, reference, tools)
+            record.open_ended = await score_open_ended(answer.text, answer.evidence.triples, reference, tools,
+                                                       stated=not said_nothing)
     except asyncio.CancelledError:
         raise
     except Exception as exc:  # noqa: BLE001 - one bad question must not stop a run

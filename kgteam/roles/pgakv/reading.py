@@ -12,7 +12,7 @@ from typing import Any
 
 from kgteam.protocols.payloads import PseudoGraph, PseudoTriple
 from kgteam.roles.semantic import SemanticLayer, SemanticSettings, spot_mentions
-from kgteam.roles.semantic.paths import chain_graph
+from kgteam.roles.semantic.paths import NAMING_PREDICATES, chain_graph
 from kgteam.roles.semantic.similarity import team_similarity
 from kgteam.roles.semantic.topics import find_topics
 from kgteam.tools.query_builder import compile_query
@@ -26,7 +26,8 @@ async def open_graph(question: str, tools: Any, *, max_relations: int = 8) -> Ps
         return PseudoGraph(triples=[], question=question, open_ended=True, plan=["no entity of the question is known"])
     iri, name = topics[0].iris[0], topics[0].text
     schema = await tools["entity_schema"](iri)
-    stats = sorted([*((s, "out") for s in schema.outgoing), *((s, "in") for s in schema.incoming)],
+    both = [*((s, "out") for s in schema.outgoing), *((s, "in") for s in schema.incoming)]
+    stats = sorted([sd for sd in both if sd[0].predicate not in NAMING_PREDICATES],  # X's names are no facts about X
                    key=lambda sd: -(sd[0].count or 0))[:max_relations]
     triples = []
     for n, (stat, direction) in enumerate(stats, start=1):

@@ -92,14 +92,21 @@ class SourceRetriever:
     async def retrieve(self, triple: PseudoTriple, entities: list[str]) -> list[RetrievedTriple]:
         """Top-k real triples closest to the pseudo-triple's sentence (index, else neighbourhoods)."""
         text = triple.sentence() or triple.predicate
+        hits: list[RetrievedTriple] = []
         if self.indexed is not False:
             try:
-                hits = await self.tools["similar_triples"](text, k=self.k)
+                found = await self.tools["similar_triples"](text, k=self.k)
                 self.indexed = True
-                return [RetrievedTriple(**h.model_dump(exclude={"score"}), score=h.score, kg=self.name) for h in hits]
+                hits = [RetrievedTriple(**h.model_dump(exclude={"score"}), score=h.score, kg=self.name) for h in found]
             except (ToolError, KeyError):
                 self.indexed = False  # no vectors here: embed the neighbourhood instead
-        return await self._on_the_fly(text, entities)
+        if self.indexed and not entities:
+            return hits
+        # the linked entities' own triples too: a KG-wide index ranks other subjects' similar facts
+        # above them ("X located in" finds every "... located in ...")
+        near = await self._on_the_fly(text, entities)
+        merged = {(t.subject, t.predicate, t.object): t for t in [*hits, *near]}
+        return sorted(merged.values(), key=lambda t: -t.score)[: self.k]
 
     async def _neighbourhood(self, iri: str) -> list[tuple[Any, str]]:
         if iri not in self._around:
@@ -115,7 +122,7 @@ class SourceRetriever:
         return self._around[iri]
 
     async def _on_the_fly(self, text: str, entities: list[str]) -> list[RetrievedTriple]:
-        self.on_the_fly = True
+        self.on_the_fly = self.on_the_fly or not self.indexed
         pool: dict[tuple[str, str, str], tuple[Any, str]] = {}
         for iri in entities:
             for t, words in await self._neighbourhood(iri):
@@ -202,25 +209,30 @@ def _learn_bindings(triple: PseudoTriple, found: list[RetrievedTriple], bindings
 
 def prune(checks: list[AtomicCheck], k: int, threshold: float) -> tuple[list[AtomicCheck], list[str], list[DroppedSubject]]:
     """Keep the ``k`` subjects seen most often (ties: higher mean similarity), then drop those whose
-    mean similarity is under ``threshold``; every check keeps only triples of kept subjects."""
+    mean similarity is under ``threshold``; every check keeps only triples of kept subjects.
+
+    A subject is "seen" by a retrieved triple at least ``threshold`` similar: a top-10 list is
+    filled whatever the KG holds, so on a small KG a subject with many loosely similar triples
+    would otherwise outnumber the one the belief is about (docs/decisions.md)."""
     seen: Counter[str] = Counter()
     scores: dict[str, list[float]] = defaultdict(list)
     labels: dict[str, str] = {}
     for check in checks:
         for c in check.candidates:
-            seen[c.subject] += 1
+            seen[c.subject] += c.score >= threshold
             scores[c.subject].append(c.score)
             labels.setdefault(c.subject, c.subject_label or c.subject)
 
     def mean(s: str) -> float:
         return sum(scores[s]) / len(scores[s])
 
-    ranked = sorted(seen, key=lambda s: (-seen[s], -mean(s), s))
+    ranked = sorted(scores, key=lambda s: (-seen[s], -mean(s), s))
     frequent, rare = ranked[: max(1, k)], ranked[max(1, k):]
-    dropped = [DroppedSubject(subject=s, label=labels[s], mean_similarity=round(mean(s), 4), reason="rare") for s in rare]
+    dropped = [DroppedSubject(subject=s, label=labels[s], mean_similarity=round(mean(s), 4),
+                              reason="rare" if seen[s] else "dissimilar") for s in rare]
     kept = []
     for s in frequent:
-        if mean(s) < threshold:
+        if mean(s) < threshold or not seen[s]:
             dropped.append(DroppedSubject(subject=s, label=labels[s], mean_similarity=round(mean(s), 4)))
         else:
             kept.append(s)

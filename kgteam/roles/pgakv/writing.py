@@ -18,7 +18,7 @@ _OPEN = re.compile(r"^\s*(?:please\s+)?(?:tell me(?: more)? about|describe|what 
                    r"|\bwhy is .+ (?:known|famous)\b", re.IGNORECASE)
 _WHO_IS_NAME = re.compile(r"^\s*[Ww]ho (?:is|was) (?:[A-Z][\w'.-]*\s*)+\?*\s*$")  # "Who was Ada Lovelace?"
 CITE = re.compile(r"\[t(\d+)\]")
-SENTENCE_END = re.compile(r"(?<=[.!?])\s+(?=\S)")
+SENTENCE_END = re.compile(r"(?<=[.!?])(?<!\b[A-Z]\.)\s+(?=\S)")  # not after an initial ("William H. Macy")
 
 
 def is_open_ended(question: str) -> bool:
