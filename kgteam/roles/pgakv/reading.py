@@ -13,6 +13,8 @@ from typing import Any
 from kgteam.protocols.payloads import PseudoGraph, PseudoTriple
 from kgteam.roles.semantic import SemanticLayer, SemanticSettings, spot_mentions
 from kgteam.roles.semantic.paths import NAMING_PREDICATES, chain_graph
+from kgteam.roles.semantic.shape import read_shape
+from kgteam.roles.semantic.shaped import ShapedReader, mask_mentions, not_shape_words
 from kgteam.roles.semantic.similarity import team_similarity
 from kgteam.roles.semantic.topics import find_topics
 from kgteam.tools.query_builder import compile_query
@@ -45,8 +47,12 @@ async def open_graph(question: str, tools: Any, *, max_relations: int = 8) -> Ps
 async def reading_graph(question: str, tools: Any, settings: SemanticSettings, *, max_walks: int = 20) -> PseudoGraph:
     """The best path's walks (at most ``max_walks``) as labelled pseudo-triples."""
     mentions = await spot_mentions(question, tools)
+    shape = read_shape(question)
+    mentions = not_shape_words(mentions, shape)  # "after 2005": a comparison, not a film called 2005
+    # words naming the answer's kind ("which *genres*") name no relation, as in Triad's generalist
+    kinds = await ShapedReader(tools).class_word_spans(question, read_shape(mask_mentions(question, mentions)))
     layer = SemanticLayer(tools, team_similarity(tools), settings)
-    paths = await layer.rank(question, mentions)
+    paths = await layer.rank(question, mentions, exclude=kinds)
     best = paths.best
     if best is None or not best.answers:
         return PseudoGraph(triples=[], question=question, plan=["no relation path from the question's entities answers"])
