@@ -166,3 +166,15 @@ async def test_llm_calls_are_three_with_valid_outputs(small_tools):
     before = len(model.calls)
     answer, _, _ = await _ask("Tell me about Tracker", small_tools, model=model)
     assert len(model.calls) - before == 3 and "[t0]" in answer.text
+
+
+async def test_a_parse_error_is_retried_through_the_runtime(small_tools):
+    bad = json.dumps({"facts_needed": ["director"], "turtle": ":Tracker :directed_by"})
+    good = json.dumps({"facts_needed": ["director"], "turtle": ":Tracker :directed_by _:answer ."})
+    model = (ScriptedModel().add("pseudo_graph_generator", None, [bad, bad, good])
+             .add("graph_fixer", None, json.dumps({"edits": []})))
+    answer, seen, _ = await _ask("who directed Tracker", small_tools, model=model)
+    signals = [e.payload for e in seen if isinstance(e.payload, RetrySignal)]
+    assert len(signals) == 1 and signals[0].reason == "parse_error"
+    graph = next(e.payload for e in seen if isinstance(e.payload, PseudoGraph))
+    assert graph.source == "llm" and [v.label for v in answer.values] == ["Ian Sharp"]
