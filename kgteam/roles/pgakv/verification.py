@@ -174,23 +174,18 @@ async def retrieve_all(graph: PseudoGraph, sources: Iterable[Source], similarity
             subjects = _bound(triple.subject, triple.subject_iri, bindings) or await r.link(triple.subject)
             objects = ([] if triple.object_is_literal else
                        _bound(triple.object, triple.object_iri, bindings) or await r.link(triple.object))
-            got = await r.retrieve(triple, [*subjects, *objects][:4])
-            if await r.exists(triple):
+            if await r.exists(triple):  # the KG holds the belief itself: nothing nearer can be retrieved
                 exact = True
-                if not any(_same(c, triple) for c in got):
-                    got.insert(0, RetrievedTriple(subject=triple.subject_iri or "", predicate=triple.predicate_iri or "",
-                                                  object=triple.object_iri or "", subject_label=triple.subject,
-                                                  predicate_label=triple.predicate, object_label=triple.object,
-                                                  score=1.0, kg=r.name))
-            found += got
+                found.append(RetrievedTriple(subject=triple.subject_iri or "", predicate=triple.predicate_iri or "",
+                                             object=triple.object_iri or "", subject_label=triple.subject,
+                                             predicate_label=triple.predicate, object_label=triple.object,
+                                             score=1.0, kg=r.name))
+                continue
+            found += await r.retrieve(triple, [*subjects, *objects][:4])
         found.sort(key=lambda c: -c.score)
         checks.append(AtomicCheck(pseudo=i, candidates=found, exact=exact))
         _learn_bindings(triple, found, bindings)
     return checks, retrievers
-
-
-def _same(c: RetrievedTriple, t: PseudoTriple) -> bool:
-    return (c.subject, c.predicate, c.object) == (t.subject_iri, t.predicate_iri, t.object_iri)
 
 
 def _learn_bindings(triple: PseudoTriple, found: list[RetrievedTriple], bindings: dict[str, list[str]]) -> None:
