@@ -136,6 +136,8 @@ def _print_summary(summary: dict[str, Any]) -> None:
             "wrong_grounded", "ece", "wrong_at_90", "wrong_at_90_stated", "brier", "calibrated_n",
             "verifiability", "verifiability_na", "ungrounded_verdicts", "llm_calls_mean", "tokens_mean",
             "seconds_mean", "errors")
+    if summary.get("open_ended_n"):
+        keys = (*keys, "rouge_l", "factual_precision", "open_ended_n")
     console.print(" ".join(f"{k}={summary[k]:.3f}" if isinstance(summary.get(k), float) else f"{k}={summary.get(k)}"
                            for k in keys))
 

@@ -349,7 +349,7 @@ def typed_golds(golds: list[GoldAnswer], kind: str, where: str) -> list[GoldAnsw
     return out
 
 
-EXTRA_FIELDS = ("kind", "facts", "rule", "kg", "profile")  # generic JSONL fields kept in ``extra`` (R3 question kinds)
+EXTRA_FIELDS = ("kind", "facts", "rule", "kg", "profile", "reference")  # generic JSONL fields kept in ``extra`` (R3 question kinds)
 
 
 def read_jsonl(path: str | Path, *, dataset: str | None = None) -> list[DatasetItem]:

@@ -51,6 +51,7 @@ def summarize(records: Sequence[RunRecord]) -> dict[str, Any]:
     confident_wrong = sum(r.grading is not None and r.grading.grade == "hallucinated" and r.confidence is not None
                           and r.confidence >= CONFIDENT for r in stated)
     secs = [r.seconds for r in records]
+    opened = [r.open_ended for r in records if r.status == "ok" and r.open_ended is not None]
     calls = [float(r.llm_calls) for r in records]
     toks = [float(r.tokens) for r in records]
     return {
@@ -86,6 +87,11 @@ def summarize(records: Sequence[RunRecord]) -> dict[str, Any]:
         "verifiability_na": sum(r.status == "ok" for r in records) - len(scored),
         "ungrounded_verdicts": sum(r.status == "ok" and is_ungrounded_verdict(
             r.answer_text, r.answer_values, r.evidence, r.answer_status) for r in records),
+        # open-ended items (a reference text): ROUGE-L and the share of sentences their cited triples support
+        "rouge_l": statistics.fmean(o.rouge_l for o in opened) if opened else None,
+        "factual_precision": statistics.fmean(fp) if (fp := [o.factual_precision for o in opened
+                                                           if o.factual_precision is not None]) else None,
+        "open_ended_n": len(opened),
         "llm_calls_mean": statistics.fmean(calls) if calls else 0.0,
         "tokens_mean": statistics.fmean(toks) if toks else 0.0,
         "tokens_total": int(sum(toks)),

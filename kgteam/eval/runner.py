@@ -31,6 +31,7 @@ from kgteam.eval.grading import (
     guess_correct,
 )
 from kgteam.eval.metrics import VERDICT_LABELS, Predicted, normalize
+from kgteam.eval.open_ended import OpenEndedScore, score_open_ended
 from kgteam.eval.verifiability import VerifiabilityCheck, check_verifiability
 from kgteam.llm.slots import wait_clock
 from kgteam.protocols.evidence import Evidence
@@ -73,6 +74,7 @@ class RunRecord(BaseModel):
     grading: Grading | None = None
     groundedness: GroundednessCheck | None = None  # checked against the KG by the harness
     verifiability: VerifiabilityCheck | None = None  # the reasoning statements re-checked on the KG
+    open_ended: OpenEndedScore | None = None  # ROUGE-L and factual precision, for items with a reference text
     llm_calls: int = 0
     prompt_tokens: int = 0
     completion_tokens: int = 0
@@ -236,6 +238,10 @@ async def _ask_and_grade(item: DatasetItem, team: AskingTeam, *, session_prefix:
                 Predicted(label=answer.text)], tools)
         if tools is not None and answer.evidence.reasoning:
             record.verifiability = await check_verifiability(answer.evidence, tools)
+        reference = item.extra.get("reference")
+        if tools is not None and isinstance(reference, str) and reference.strip():
+            record.open_ended = await score_open_ended(answer.text, answer.evidence.triples, reference, tools,
+                                                       stated=not said_nothing)
     except asyncio.CancelledError:
         raise
     except Exception as exc:  # noqa: BLE001 - one bad question must not stop a run

@@ -19,6 +19,9 @@ class Budgets(BaseModel):
     max_llm_calls: int = Field(20, ge=0)
     max_tokens: int = Field(60_000, ge=0, description="prompt + completion tokens")
     timeout_s: float = Field(120.0, gt=0)
+    max_embed_triples: int = Field(2000, ge=0, description="triples a KG without vectors may embed on the fly "
+                                   "per question (PG&AKV's verifier: the linked entities' neighbourhoods)")
+    embed_timeout_s: float = Field(2.0, gt=0, description="seconds the on-the-fly embedding may take per question")
 
 
 class BudgetUsage(BaseModel):

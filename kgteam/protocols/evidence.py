@@ -46,6 +46,12 @@ class EvidenceTriple(BaseModel):
         return f"({s}, {p}, {o})"
 
 
+class CheckedTriple(EvidenceTriple):
+    """A believed triple as the answer shows it beside the facts: ``unverified`` ones are no fact."""
+
+    status: str = "unverified"  # verified, replaced, added, deleted or unverified (PG&AKV's fixer)
+
+
 class EvidenceQuery(BaseModel):
     """A SPARQL query that was executed, and how many rows it returned."""
 
@@ -97,6 +103,7 @@ class Evidence(BaseModel):
     documents: list[EvidenceDocument] = Field(default_factory=list)
     axioms: list[EvidenceAxiom] = Field(default_factory=list)
     reasoning: list[str] = Field(default_factory=list)  # step-by-step statements citing triples ("t3") by position
+    pseudo_graph: list[CheckedTriple] = Field(default_factory=list)  # PG&AKV: the belief, each triple's check
 
     def is_empty(self) -> bool:
         return not (self.triples or self.queries or self.documents or self.axioms)

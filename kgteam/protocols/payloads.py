@@ -391,13 +391,116 @@ class Subgraph(Payload):
         return f"{len(self.triples)} triples over {len(self.paths)} paths" + (" (budget reached)" if self.truncated else "")
 
 
+class PseudoTriple(TriplePattern):
+    """A triple the team believes (PG&AKV): words as written, with the KG terms linked so far.
+    A term starting with ``?`` is unknown (the model left it open, or the reading asks for it)."""
+
+    subject_iri: str | None = None
+    predicate_iri: str | None = None
+    object_iri: str | None = None
+    object_is_literal: bool = False
+    answer_end: Literal["subject", "object"] | None = None  # the end of this triple that answers the question
+
+    def sentence(self) -> str:
+        """The triple as the words an embedder compares with the KG's verbalised facts."""
+        return " ".join(t.replace("_", " ") for t in (self.subject, self.predicate, self.object)
+                        if not t.startswith("?"))
+
+
+PseudoSource = Literal["llm", "reading"]
+
+
 class PseudoGraph(Payload):
+    """PG&AKV's belief: the facts the question needs, written as code (Turtle) and parsed."""
+
     kind: Literal["pseudo_graph"] = "pseudo_graph"
-    triples: list[TriplePattern]
+    triples: list[PseudoTriple]
     code: str = ""
+    question: str = ""
+    plan: list[str] = Field(default_factory=list)  # the facts the generator said it needs, in words
+    open_ended: bool = False  # "Tell me about X": the answer is a short text, not values
+    source: PseudoSource = "reading"
+    confidence: float = 0.0  # the reading's confidence (model-free); the model's graph has none
+
+    def subjects(self) -> list[str]:
+        """Distinct subjects (linked IRI, else the words): the paper's k."""
+        return list(dict.fromkeys(t.subject_iri or t.subject for t in self.triples))
 
     def summary(self) -> str:
-        return f"{len(self.triples)} pseudo-triples"
+        shown = "; ".join(f"<{t.subject}, {t.predicate}, {t.object}>" for t in self.triples[:3])
+        return shorten(f"{len(self.triples)} pseudo-triples ({self.source}): {shown}")
+
+
+class RetrievedTriple(EvidenceTriple):
+    """A real triple retrieved for a pseudo-triple: its cosine similarity, and the KG it came from."""
+
+    score: float = 0.0
+    kg: str = ""
+
+
+class AtomicCheck(BaseModel):
+    """One pseudo-triple's retrieval: its top similar real triples (after pruning), every KG together."""
+
+    pseudo: int  # index into the pseudo-graph's triples
+    candidates: list[RetrievedTriple] = Field(default_factory=list)
+    exact: bool = False  # the pseudo-triple itself is a triple of a KG
+
+
+class DroppedSubject(BaseModel):
+    subject: str
+    label: str = ""
+    mean_similarity: float = 0.0
+    reason: Literal["rare", "dissimilar"] = "dissimilar"
+
+
+class VerifiedGraph(Payload):
+    """The atomic verifier's result: retrieved real triples per pseudo-triple, pruned by subject."""
+
+    kind: Literal["verified_graph"] = "verified_graph"
+    checks: list[AtomicCheck] = Field(default_factory=list)
+    kept_subjects: list[str] = Field(default_factory=list)
+    dropped: list[DroppedSubject] = Field(default_factory=list)
+    threshold: float = 0.0
+    sources: list[str] = Field(default_factory=list)  # KG names retrieved from
+    on_the_fly: list[str] = Field(default_factory=list)  # KGs whose neighbourhoods were embedded per question
+    embedded: int = 0  # triples embedded on the fly
+    truncated: bool = False  # a triple or time cap stopped the on-the-fly embedding
+
+    def summary(self) -> str:
+        found = sum(len(c.candidates) for c in self.checks)
+        return shorten(f"{found} real triples for {len(self.checks)} pseudo-triples; kept {len(self.kept_subjects)} "
+                       f"subjects, dropped {len(self.dropped)} (threshold {self.threshold:.2f})"
+                       + (f"; {self.embedded} embedded on the fly" if self.on_the_fly else ""))
+
+
+FixStatus = Literal["verified", "replaced", "added", "unverified"]
+
+
+class FixedTriple(BaseModel):
+    """One triple of the fixed graph: a real triple (verified, replacing or added), or a pseudo-triple
+    no real triple supports (``unverified``: shown, never stated as fact)."""
+
+    status: FixStatus
+    triple: EvidenceTriple
+    pseudo: int | None = None  # the pseudo-triple it checks or replaces
+    kg: str = ""
+    score: float = 0.0
+
+
+class FixedGraph(Payload):
+    kind: Literal["fixed_graph"] = "fixed_graph"
+    triples: list[FixedTriple] = Field(default_factory=list)
+    deleted: list[int] = Field(default_factory=list)  # pseudo-triples the fixer removed as unsupported
+    source: Literal["llm", "fallback"] = "fallback"
+
+    def facts(self) -> list[FixedTriple]:
+        return [t for t in self.triples if t.status != "unverified"]
+
+    def summary(self) -> str:
+        counts: dict[str, int] = {}
+        for t in self.triples:
+            counts[t.status] = counts.get(t.status, 0) + 1
+        return shorten(", ".join(f"{n} {k}" for k, n in counts.items()) or "no triple")
 
 
 class Anchors(Payload):
@@ -614,7 +717,8 @@ class Grade(Payload):
 
 
 RetryPhase = Literal["parsing", "linking", "query", "retrieval", "generation", "grading"]
-RetryReason = Literal["empty_result", "no_entity", "query_error", "grader_no", "unsupported", "low_confidence"]
+RetryReason = Literal["empty_result", "no_entity", "query_error", "grader_no", "unsupported", "low_confidence",
+                      "parse_error"]
 
 
 class RetryHint(BaseModel):
@@ -766,6 +870,7 @@ PAYLOAD_TYPES: dict[str, type[Payload]] = {
     for cls in (
         Question, RouteDecision, TriplePatterns, AnswerType, SparqlTemplate, EntityCandidates,
         RelationCandidates, QueryCandidates, QueryResult, RelationPaths, RetrievalPlan, Subgraph, PseudoGraph,
+        VerifiedGraph, FixedGraph,
         Anchors, Axiom, SelectedFacts, Verdict, MissingInfo, Documents, GradedDocuments, Draft, Grade, RetrySignal, BudgetExceeded, BranchPruned, Join, Answer,
     )
 }

@@ -50,6 +50,10 @@ def answer_json(answer: Answer) -> dict[str, Any]:
             "axioms": [{"text": a.text, "premises": list(a.premises)} for a in ev.axioms],
             "matches": [m.model_dump(mode="json") for m in ev.matches],
             "reasoning": list(ev.reasoning),
+            # PG&AKV: the believed triples and what the fixer made of each (unverified ones are no fact)
+            "pseudo_graph": [{"s": t.subject, "p": t.predicate, "o": t.object, "s_label": t.subject_label,
+                              "p_label": t.predicate_label, "o_label": t.object_label,
+                              "o_is_literal": t.object_is_literal, "status": t.status} for t in ev.pseudo_graph],
         },
         "cost": {"llm_calls": answer.cost.llm_calls, "tokens": answer.cost.total_tokens,
                  "prompt_tokens": answer.cost.prompt_tokens, "completion_tokens": answer.cost.completion_tokens,

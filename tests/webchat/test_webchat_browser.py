@@ -295,3 +295,32 @@ def test_a_failed_answer_card_says_its_error_once_and_that_it_is_not_grounded(op
                                            "grounded": False, "stop_reason": "error", "error": error})
     assert shown["progress"].endswith("model not reachable, retry 2/4")
     assert shown["card"].count(error) == 1 and shown["grounded"] == "not grounded"
+
+
+PSEUDO_CARD_JS = """
+async (answer) => {
+  const { renderAnswer } = await import('/evidence.js');
+  const card = renderAnswer(answer);
+  document.body.append(card);
+  const rows = [...card.querySelectorAll('table.pseudo-graph tbody tr')];
+  const side = card.querySelector('.pseudo-beside');
+  return { rows: rows.map((r) => [r.dataset.status, r.lastChild.textContent,
+                                  getComputedStyle(r.firstChild).textDecorationLine]),
+           fixedGraph: Boolean(side && side.querySelector('.graph-wrap svg')),
+           sides: side ? side.children.length : 0 };
+}
+"""
+
+
+def test_pgakv_pseudo_graph_is_shown_beside_the_fixed_graph_with_unverified_triples_marked(open_chat):
+    page = open_chat()
+    fact = {"s": "ex:Tracker", "p": "ex:directedBy", "o": "ex:IanSharp", "s_label": "Tracker",
+            "p_label": "directed by", "o_label": "Ian Sharp"}
+    answer = {"text": "Ian Sharp", "status": "answered", "grounded": True,
+              "evidence": {"triples": [fact],
+                           "pseudo_graph": [{**fact, "status": "verified"},
+                                            {"s": "Tracker", "p": "won", "o": "Golden Bear", "status": "unverified"}]}}
+    shown = page.evaluate(PSEUDO_CARD_JS, answer)
+    assert shown["sides"] == 2 and shown["fixedGraph"]
+    assert shown["rows"][0][:2] == ["verified", "verified"] and shown["rows"][0][2] == "none"
+    assert shown["rows"][1][:2] == ["unverified", "unverified (not stated)"] and shown["rows"][1][2] == "line-through"

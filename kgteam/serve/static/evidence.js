@@ -80,6 +80,20 @@ function section(name, count, body, open = false) {
     h("summary", {}, `${name} (${count})`), body);
 }
 
+/** PG&AKV: the believed triples (each with the fixer's verdict; unverified ones marked) beside the fixed graph. */
+function pseudoBeside(pseudo, triples) {
+  const row = (t) => h("tr", { class: `pseudo-${t.status}`, "data-status": t.status },
+    h("td", {}, t.sLabel || t.s), h("td", {}, t.pLabel || t.p), h("td", {}, t.oLabel || t.o),
+    h("td", { class: "pseudo-status" }, t.status === "unverified" ? "unverified (not stated)" : t.status));
+  const believed = h("div", { class: "pseudo-side" }, h("p", { class: "muted" }, "Believed (pseudo-graph)"),
+    h("div", { class: "table-wrap" }, h("table", { class: "triples pseudo-graph" },
+      h("thead", {}, h("tr", {}, ["subject", "predicate", "object", "check"].map((c) => h("th", { scope: "col" }, c)))),
+      h("tbody", {}, pseudo.map(row)))));
+  const fixed = h("div", { class: "pseudo-side" }, h("p", { class: "muted" }, "Fixed graph (facts)"),
+    triples.length ? h("div", { class: "graph-wrap" }, drawTriples(triples)) : h("p", { class: "muted" }, "no fact"));
+  return h("div", { class: "pseudo-beside" }, believed, fixed);
+}
+
 /** The evidence block of an answer (an <section>); empty parts are left out. */
 export function renderEvidence(evidence) {
   const ev = evidence || {};
@@ -87,7 +101,9 @@ export function renderEvidence(evidence) {
   const queries = list(ev.queries).map(normaliseQuery);
   const documents = list(ev.documents).map(normaliseDocument);
   const axioms = list(ev.axioms).map(normaliseAxiom);
+  const pseudo = list(ev.pseudo_graph).map((t) => ({ ...normaliseTriple(t), status: String(t.status ?? "unverified") }));
   const parts = [];
+  if (pseudo.length) parts.push(section("Pseudo-graph", pseudo.length, pseudoBeside(pseudo, triples), true));
   if (triples.length) {
     parts.push(section("Triples", triples.length, triplesTable(triples), true));
     parts.push(section("Graph", triples.length, h("div", { class: "graph-wrap" }, drawTriples(triples)), true));
