@@ -280,9 +280,11 @@ def _negative(label: str) -> bool:
 
 
 async def _time_relation(tools: Any, iri: str, schema: Any) -> Any | None:
-    """The entity's first outgoing relation whose values read as years or dates."""
+    """The entity's first outgoing relation whose values are literals that read as years or dates
+    (not a tag named "1950s")."""
     for st in schema.outgoing:
-        if st.predicate in NAMING_PREDICATES:
+        if st.predicate in NAMING_PREDICATES or not st.value_types or not all(
+                t.startswith("http://www.w3.org/2001/XMLSchema#") for t in st.value_types):
             continue
         step = RelationMatch(predicate=st.predicate, label=st.label, direction="out")
         if await _numeric_values(tools, iri, [step]) == "time":
@@ -296,9 +298,9 @@ KIND_SHARE = 0.1  # share of them that must have a relation for it to be a relat
 
 async def _kind_relations(tools: Any, schema: Any) -> set[str]:
     """Outgoing relations that things like the item have (the item's own, and those of at least
-    a tenth of a sample of the other subjects of its first relation): a film's starring actors,
-    even when this film lists none. A fact that one odd member (a viewer joined by name with a
-    film of that name) adds is below the share."""
+    a tenth, and two or more, of a sample of the subjects of its first relation): a film's
+    starring actors, even when this film lists none. A fact only one odd member has (a viewer
+    joined by name with a film of that name) is not one of them."""
     own = [st.predicate for st in schema.outgoing if st.predicate not in NAMING_PREDICATES]
     out = set(own)
     if not own:
@@ -311,7 +313,7 @@ async def _kind_relations(tools: Any, schema: Any) -> set[str]:
         return out
     counts = {r["p"].value: int(r["n"].value) for r in res.rows if "p" in r and "n" in r and r["n"].value.isdigit()}
     sampled = max(counts.get(own[0], 0), 1)
-    return out | {p for p, n in counts.items() if n >= KIND_SHARE * sampled}
+    return out | {p for p, n in counts.items() if n >= max(2, KIND_SHARE * sampled)}
 
 
 async def profile_constraints(tools: Any, who: TopicMention, item_iri: str, schema: Any,
@@ -720,7 +722,8 @@ def _profile_holds(k: Constraint, reached: dict[str, list[int]], triples: Sequen
             spans.setdefault(t.subject, []).append((n, i))
     if not spans:
         return None
-    values = [(n, c) for c in reached.values() if (n := numeric(value_of(triples[c[-1]]))) is not None]
+    values = [(n, c) for c in reached.values()
+              if triples[c[-1]].object_is_literal and (n := numeric(triples[c[-1]].object)) is not None]
     if not values:
         return None
     for n, chain in values:
