@@ -280,16 +280,24 @@ def _negative(label: str) -> bool:
 
 
 async def _time_relation(tools: Any, iri: str, schema: Any) -> Any | None:
-    """The entity's first outgoing relation whose values are literals that read as years or dates
-    (not a tag named "1950s")."""
+    """The entity's first outgoing relation whose values are years or dates, written whole (a
+    literal, or an entity named "1954"; not a tag named "1950s")."""
     for st in schema.outgoing:
-        if st.predicate in NAMING_PREDICATES or not st.value_types or not all(
-                t.startswith("http://www.w3.org/2001/XMLSchema#") for t in st.value_types):
+        if st.predicate in NAMING_PREDICATES:
             continue
         step = RelationMatch(predicate=st.predicate, label=st.label, direction="out")
-        if await _numeric_values(tools, iri, [step]) == "time":
+        values = [value_of(t).strip() for t in (await _step_triples(tools, iri, step))[0]]
+        if values and all(_year(v) is not None for v in values):
             return st
     return None
+
+
+def _year(text: str) -> float | None:
+    """A year (or a date's year) when that is the whole text."""
+    if _DATE.fullmatch(text) or re.fullmatch(r"\d{4}-\d{2}-\d{2}T[\d:.]+Z?", text):
+        return float(text[:4])
+    n = numeric(text) if _NUMBER.fullmatch(text) else None
+    return n if n is not None and n.is_integer() and 1000 <= n <= 2100 else None
 
 
 KIND_SAMPLE = 200  # things like the item sampled to learn which relations such things have
@@ -722,8 +730,7 @@ def _profile_holds(k: Constraint, reached: dict[str, list[int]], triples: Sequen
             spans.setdefault(t.subject, []).append((n, i))
     if not spans:
         return None
-    values = [(n, c) for c in reached.values()
-              if triples[c[-1]].object_is_literal and (n := numeric(triples[c[-1]].object)) is not None]
+    values = [(n, c) for c in reached.values() if (n := _year(value_of(triples[c[-1]]).strip())) is not None]
     if not values:
         return None
     for n, chain in values:
