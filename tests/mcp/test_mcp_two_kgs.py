@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
+import os
 import sys
 from pathlib import Path
 
 import pytest
-from conftest import server_env
 from mcp import ClientSession, StdioServerParameters
 from mcp.client.stdio import stdio_client
 
@@ -22,6 +22,15 @@ f:directedBy rdfs:label "directed by" .
 f:bladeRunner rdfs:label "Blade Runner" ; f:directedBy f:scott .
 f:scott rdfs:label "Ridley Scott" .
 """
+
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def server_env(home: Path) -> dict[str, str]:
+    """This checkout first on the path (not whichever kgteam the venv installed)."""
+    path = os.pathsep.join(p for p in (str(ROOT), os.environ.get("PYTHONPATH", "")) if p)
+    return {**os.environ, "PYTHONPATH": path, "KGTEAM_HOME": str(home), "PYTHONUNBUFFERED": "1"}
 
 
 @pytest.fixture(scope="module")
