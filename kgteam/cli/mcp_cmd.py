@@ -15,7 +15,7 @@ from typing import Annotated
 import typer
 
 from kgteam.cli.errors import fail
-from kgteam.cli.team_setup import KG_HELP, MODEL_HELP, TEAM_HELP, choose_team, ensure_kg
+from kgteam.cli.team_setup import KG_HELP, MODEL_HELP, TEAM_HELP, choose_team, ensure_kg, kg_choice
 
 TRANSPORTS = ("stdio", "http")
 
@@ -26,7 +26,7 @@ def mcp(
     host: Annotated[str, typer.Option("--host", help="address for http (127.0.0.1: this machine only)")
                     ] = "127.0.0.1",
     port: Annotated[int, typer.Option("--port", "-p", min=1, max=65535, help="TCP port for http")] = 8765,
-    kg: Annotated[str | None, typer.Option("--kg", help=KG_HELP)] = None,
+    kg_flags: Annotated[list[str] | None, typer.Option("--kg", help=KG_HELP)] = None,
     team: Annotated[Path | None, typer.Option("--team", "-t", help=TEAM_HELP)] = None,
     model: Annotated[str | None, typer.Option("--model", "-m", help=MODEL_HELP)] = None,
     home: Annotated[Path | None, typer.Option("--home", help="kgteam home (default $KGTEAM_HOME or ~/.kgteam)")] = None,
@@ -39,7 +39,7 @@ def mcp(
         raise fail("`kgteam mcp` needs the MCP SDK: pip install 'kgteam[mcp]'", 2)
     from kgteam.cli.serve_cmd import bind_socket
 
-    spec, _ = choose_team(team, model=model, kg=kg)
+    spec, _ = choose_team(team, model=model, kg=kg_choice(kg_flags))
     with contextlib.ExitStack() as stack:
         sock = None
         if transport == "http":

@@ -529,13 +529,23 @@ class Constraint(BaseModel):
     direction: Literal["out", "in"] = "out"
     target: str | None = None
     target_label: str = ""
-    op: Literal["lt", "gt"] | None = None
+    op: Literal["lt", "gt", "within"] | None = None
     value: float | None = None
     negated: bool = False
     firm: bool = True  # written as a name; an everyday word ("love") that is some entity's label is not
+    # a profile's condition: the item's value must be one of the values ``holder`` has through
+    # ``via`` (op None), or fall in the span of numbers one of them carries (op "within")
+    holder: str | None = None
+    holder_label: str = ""
+    via: str | None = None
+    via_label: str = ""
 
     def text(self) -> str:
         arrow = "→" if self.direction == "out" else "←"
+        if self.holder is not None:
+            what = (f"a value within a '{self.via_label}' span of {self.holder_label}" if self.op == "within"
+                    else f"one of {self.holder_label}'s '{self.via_label}'")
+            return f"{'no ' if self.negated else ''}{self.label} {arrow} {what}"
         what = f"{self.target_label}" if self.target is not None else f"a value {'<' if self.op == 'lt' else '>'} {self.value:g}"
         return f"{'not ' if self.negated else ''}{self.label} {arrow} {what}"
 

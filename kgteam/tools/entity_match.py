@@ -4,7 +4,8 @@ Two KGs rarely share IRIs, so a join needs another key. Two keys are used, both 
 checkable: a normalised exact match of the names the KGs' own naming predicates give
 (:mod:`kgteam.tools.naming`; ``normalize_label`` folds case, accents and punctuation), and
 ``owl:sameAs`` links a KG states. A name held by more than one entity of a KG is ambiguous
-there and links nothing; predicates are never matched (their names are words, not entities).
+there and links nothing, unless exactly one of them writes it as the other KG does (case and
+accents included); predicates are never matched (their names are words, not entities).
 A group of same entities is named by the IRI of the first KG (in team order) that holds one.
 """
 
@@ -52,17 +53,33 @@ class EntityMatches:
         return [m for k, m in group if k == kg] or [iri]
 
 
-def _names(src: MatchSource) -> dict[str, set[str]]:
-    """Normalised name -> the IRIs (not predicates) that bear it in this KG."""
+def _names(src: MatchSource) -> dict[str, dict[str, set[str]]]:
+    """Normalised name -> the IRIs (not predicates) that bear it in this KG -> the names as written."""
     preds = ", ".join(sparql_iri(p) for p in src.naming.name_predicates)
     used_as_predicate = {str(row[0].value) for row in src.store.query("SELECT DISTINCT ?p WHERE { ?s ?p ?o }")}
-    out: dict[str, set[str]] = defaultdict(set)
+    out: dict[str, dict[str, set[str]]] = defaultdict(lambda: defaultdict(set))
     rows = src.store.query(f"SELECT ?s ?l WHERE {{ ?s ?p ?l FILTER(?p IN ({preds}) && isIRI(?s) && isLiteral(?l)) }}")
     for row in rows:
         iri, text = str(row[0].value), str(row[1].value)
         key = normalize_label(text)
         if key and iri not in used_as_predicate:
-            out[key].add(iri)
+            out[key][iri].add(text)
+    return out
+
+
+def _pick(per_kg: Sequence[dict[str, dict[str, set[str]]]], key: str) -> list[tuple[int, str]]:
+    """The one entity each KG names ``key``, as ``(KG index, IRI)``. A KG where several bear the
+    folded name keeps the one whose name is written exactly as a KG with one such entity writes
+    it ("Harrison Ford" beside a lower-case "harrison ford" tag); still several, the name is
+    ambiguous and nothing is joined."""
+    held = [(i, n[key]) for i, n in enumerate(per_kg) if key in n]
+    sure = {text for _, iris in held if len(iris) == 1 for texts in iris.values() for text in texts}
+    out = []
+    for i, iris in held:
+        exact = [iri for iri, texts in iris.items() if len(iris) == 1 or texts & sure]
+        if len(exact) != 1:
+            return []
+        out.append((i, exact[0]))
     return out
 
 
@@ -89,11 +106,11 @@ def match_entities(sources: Sequence[MatchSource], *, labels: bool = True) -> En
     result = EntityMatches()
     if labels and len(sources) > 1:
         per_kg = [_names(src) for src in sources]
-        shared = set().union(*(set(n) for n in per_kg))
+        shared = {key for key in set().union(*(set(n) for n in per_kg)) if sum(key in n for n in per_kg) > 1}
         for key in sorted(shared):
-            ones = [(i, next(iter(n[key]))) for i, n in enumerate(per_kg) if len(n.get(key, ())) == 1]
-            if len(ones) < 2 or any(len(n.get(key, ())) > 1 for n in per_kg):
-                continue  # in one KG only, or ambiguous in one of them
+            ones = _pick(per_kg, key)
+            if len(ones) < 2:
+                continue  # ambiguous in one of them
             joined = False
             for i, iri in ones:
                 home.setdefault(iri, i)

@@ -28,8 +28,10 @@ n:ana schema:name "Ana Ruiz" ; n:favouriteFilm n:br ; n:wantsToSee n:alien .
 n:br schema:name "blade runner" .
 n:alien schema:name "Alien (the 1979 one)" ; owl:sameAs <http://example.org/films/alien> .
 n:tale schema:name "Twin Tale" .
+n:ford schema:name "Harrison Ford" .
 """
-# A film KG: rdfs:label, other IRIs; "Twin Tale" names two films here, so it is ambiguous.
+# A film KG: rdfs:label, other IRIs; "Twin Tale" names two films here, so it is ambiguous;
+# "harrison ford" is a lower-case tag beside the person "Harrison Ford".
 FILMS = """
 @prefix f: <http://example.org/films/> .
 @prefix rdfs: <http://www.w3.org/2000/01/rdf-schema#> .
@@ -38,6 +40,8 @@ f:releaseYear rdfs:label "release year" .
 f:bladeRunner rdfs:label "Blade Runner" ; f:directedBy f:scott ; f:releaseYear "1982" .
 f:alien rdfs:label "Alien" ; f:directedBy f:scott .
 f:scott rdfs:label "Ridley Scott" .
+f:ford rdfs:label "Harrison Ford" .
+f:fordTag rdfs:label "harrison ford" .
 f:tale1 rdfs:label "Twin Tale" ; f:releaseYear "1990" .
 f:tale2 rdfs:label "Twin Tale" ; f:releaseYear "2001" .
 """
@@ -71,9 +75,12 @@ def test_label_and_same_as_matches_join_entities_across_kgs(union: KGUnion) -> N
     assert m.of("http://example.org/films/bladeRunner") == "http://example.org/notes/br"
     assert m.of("http://example.org/notes/alien") == m.of("http://example.org/films/alien")  # owl:sameAs
     assert {kg for kg, _ in m.members[m.of("http://example.org/films/alien")]} == {"notes", "films"}
-    assert m.by_label == 1 and m.by_same_as == 1
+    assert m.by_label == 2 and m.by_same_as == 1
     # a name two films share in one KG is ambiguous: it joins nothing
     assert m.of("http://example.org/films/tale1") == "http://example.org/films/tale1"
+    # ... unless one of them writes it exactly as the other KG does: the person, not the tag
+    assert m.of("http://example.org/films/ford") == "http://example.org/notes/ford"
+    assert m.of("http://example.org/films/fordTag") == "http://example.org/films/fordTag"
     assert m.originals("http://example.org/notes/br", "films") == ["http://example.org/films/bladeRunner"]
 
 

@@ -18,6 +18,7 @@ first anchor has values of it, and the second is not among them.
 from __future__ import annotations
 
 import re
+from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -27,6 +28,7 @@ from kgteam.protocols.payloads import Axiom, Constraint, TopicMention, TriplePat
 from kgteam.roles.semantic import SemanticLayer
 from kgteam.roles.semantic.mentions import is_exact_hit
 from kgteam.roles.semantic.path_planning import Limits, plan_paths
+from kgteam.roles.semantic.paths import NAMING_PREDICATES
 from kgteam.roles.semantic.text import SAMENESS, WH_WORDS, normalise, tokenize
 from kgteam.roles.statements import statement
 from kgteam.tools.types import ToolError
@@ -255,6 +257,9 @@ async def preference_axiom(tools: Any, question: str, anchors: Sequence[TopicMen
         links = [(st.predicate, "out" if st.direction == "in" else "in", st.label) for st in other.incoming + other.outgoing]
         link = next(((p, d, lab) for p, d, lab in links if (p, d) in held), None)
         if link is None:
+            # no relation joins the name to the item itself: its own facts may say what the item
+            # must be (a viewer named in the question, and what that viewer watches)
+            constraints += await profile_constraints(tools, c, item_iri, schema, held)
             continue
         constraints.append(Constraint(predicate=link[0], direction=link[1], label=link[2], target=c.iris[0],  # type: ignore[arg-type]
                                       target_label=c.text, negated=_negated(question, c.start), firm=c.firm))
@@ -264,6 +269,110 @@ async def preference_axiom(tools: Any, question: str, anchors: Sequence[TopicMen
     return Axiom(text=f"A preference holds for {item.text} when it has: {said}", form="prefer", score=1.0,
                  anchors=[item_iri], anchor_labels=[item.text], constraints=constraints,
                  premises=[f"{item.text}: {k.text()}" for k in constraints], conclusion="every condition holds")
+
+
+MAX_PROFILE_VALUES = 20  # values of one profile relation read to find how they bind the item
+
+
+def _negative(label: str) -> bool:
+    """A relation whose name says "not" ("avoids genre", "never watches"): its values are excluded."""
+    return any(t.lower in NEGATIONS or t.lower.endswith("n't") for t in tokenize(label))
+
+
+async def _time_relation(tools: Any, iri: str, schema: Any) -> Any | None:
+    """The entity's first outgoing relation whose values are years or dates, written whole (a
+    literal, or an entity named "1954"; not a tag named "1950s")."""
+    for st in schema.outgoing:
+        if st.predicate in NAMING_PREDICATES:
+            continue
+        step = RelationMatch(predicate=st.predicate, label=st.label, direction="out")
+        values = [value_of(t).strip() for t in (await _step_triples(tools, iri, step))[0]]
+        if values and all(_year(v) is not None for v in values):
+            return st
+    return None
+
+
+def _year(text: str) -> float | None:
+    """A year (or a date's year) when that is the whole text."""
+    if _DATE.fullmatch(text) or re.fullmatch(r"\d{4}-\d{2}-\d{2}T[\d:.]+Z?", text):
+        return float(text[:4])
+    n = numeric(text) if _NUMBER.fullmatch(text) else None
+    return n if n is not None and n.is_integer() and 1000 <= n <= 2100 else None
+
+
+KIND_SAMPLE = 200  # things like the item sampled to learn which relations such things have
+KIND_SHARE = 0.1  # share of them that must have a relation for it to be a relation of the kind
+
+
+async def _kind_relations(tools: Any, schema: Any) -> set[str]:
+    """Outgoing relations that things like the item have (the item's own, and those of at least
+    a tenth, and two or more, of a sample of the subjects of its first relation): a film's
+    starring actors, even when this film lists none. A fact only one odd member has (a viewer
+    joined by name with a film of that name) is not one of them."""
+    own = [st.predicate for st in schema.outgoing if st.predicate not in NAMING_PREDICATES]
+    out = set(own)
+    if not own:
+        return out
+    q = (f"SELECT ?p (COUNT(DISTINCT ?s) AS ?n) WHERE {{ {{ SELECT DISTINCT ?s WHERE {{ ?s <{own[0]}> ?a }} "
+         f"LIMIT {KIND_SAMPLE} }} ?s ?p ?b }} GROUP BY ?p")
+    try:
+        res = await tools["run_sparql"](q, limit=1000)
+    except ToolError:
+        return out
+    counts = {r["p"].value: int(r["n"].value) for r in res.rows if "p" in r and "n" in r and r["n"].value.isdigit()}
+    sampled = max(counts.get(own[0], 0), 1)
+    return out | {p for p, n in counts.items() if n >= max(2, KIND_SHARE * sampled)}
+
+
+async def profile_constraints(tools: Any, who: TopicMention, item_iri: str, schema: Any,
+                              held: set[tuple[str, str]]) -> list[Constraint]:
+    """Conditions a named one's own facts put on the item ("I am Sam": Sam —watches only films
+    in→ Japanese). Each relation of theirs whose values the item's kind of thing reaches (films
+    have languages) is one condition: the item's value of that relation is one of them, or none
+    of them when the relation's name says "not" ("avoids genre"). Values that carry years of
+    their own (a decade that starts in 1950 and ends in 1959) bound the item's year-valued
+    relation instead. Relations the item's kind never reaches are not conditions on it, nor are
+    relations things like the item have (a viewer joined by name with a film of that name has
+    the film's)."""
+    holder = who.iris[0]
+    try:
+        mine = await tools["entity_schema"](holder)
+    except ToolError:
+        return []
+    out: list[Constraint] = []
+    timed: Any | None = None
+    kind = await _kind_relations(tools, schema) if mine.outgoing else set()
+    for st in mine.outgoing:
+        if st.predicate in NAMING_PREDICATES or st.predicate in kind:
+            continue  # a relation things like the item have is a fact of such a thing, not a condition on it
+        via = RelationMatch(predicate=st.predicate, label=st.label, direction="out")
+        found, _ = await _step_triples(tools, holder, via)
+        values = list(dict.fromkeys(t.object for t in found if not t.object_is_literal))[:MAX_PROFILE_VALUES]
+        votes: Counter[tuple[str, str, str]] = Counter()
+        spans = 0
+        for v in values:
+            try:
+                other = await tools["entity_schema"](v)
+            except ToolError:
+                continue
+            links = [(x.predicate, "out" if x.direction == "in" else "in", x.label)
+                     for x in [*other.incoming, *other.outgoing]
+                     if x.predicate != st.predicate and x.predicate not in NAMING_PREDICATES]
+            link = next(((p, d, lab) for p, d, lab in links if (p, d) in held), None)
+            if await _time_relation(tools, v, other) is not None:
+                spans += 1  # its own years say what it covers: more than a name it shares with a tag
+            elif link is not None:
+                votes[link] += 1
+        common = {"holder": holder, "holder_label": who.text, "via": st.predicate, "via_label": st.label,
+                  "negated": _negative(st.label), "firm": who.firm}
+        if spans and spans >= sum(votes.values()):
+            timed = timed or await _time_relation(tools, item_iri, schema)
+            if timed is not None:
+                out.append(Constraint(predicate=timed.predicate, label=timed.label, op="within", **common))
+        elif votes:
+            (pred, direction, label), _n = votes.most_common(1)[0]
+            out.append(Constraint(predicate=pred, direction=direction, label=label, **common))  # type: ignore[arg-type]
+    return out
 
 
 async def candidate_axioms(layer: SemanticLayer, question: str, anchors: Sequence[TopicMention], *,
@@ -527,6 +636,13 @@ async def premise_facts(tools: Any, axiom: Axiom) -> tuple[list[EvidenceTriple],
                 predicate=k.predicate, label=k.label, direction=k.direction))
             facts += found
             complete = complete and whole
+            if k.holder is not None and k.via is not None:
+                mine, whole = await _step_triples(tools, k.holder, RelationMatch(
+                    predicate=k.via, label=k.via_label, direction="out"))
+                facts += mine
+                complete = complete and whole
+                for t in mine if k.op == "within" else []:
+                    facts += await _numbers_of(tools, t.object)
         return facts, complete
     if not axiom.anchors:
         return [], True
@@ -543,6 +659,15 @@ async def premise_facts(tools: Any, axiom: Axiom) -> tuple[list[EvidenceTriple],
     a, whole_a = await walk(tools, axiom.anchors[0], axiom.steps)
     b, whole_b = await walk(tools, axiom.anchors[1], axiom.steps_b or axiom.steps)
     return [*a, *b], whole_a and whole_b
+
+
+async def _numbers_of(tools: Any, iri: str) -> list[EvidenceTriple]:
+    """The entity's facts whose values are numbers (a decade's first and last year)."""
+    try:
+        rows = await tools["neighbors"](iri, direction="out", limit=MAX_VALUES)
+    except ToolError:
+        return []
+    return [t for t in as_evidence(rows) if t.object_is_literal and numeric(t.object) is not None]
 
 
 def as_evidence(rows: Sequence[Any]) -> list[EvidenceTriple]:
@@ -600,6 +725,37 @@ def _say(t: EvidenceTriple, i: int) -> str:
     return f"{t.subject_label or t.subject} — {t.predicate_label or t.predicate} → {t.object_label or t.object} [t{i}]"
 
 
+def _profile_holds(k: Constraint, reached: dict[str, list[int]], triples: Sequence[EvidenceTriple]
+                   ) -> tuple[bool, list[int]] | None:
+    """Does the item's value (``reached``) meet the holder's values: one of them, or within the
+    span of years one of them carries? With the triples that show it; None when the holder's
+    values (or their spans) are not among the listed triples."""
+    allowed, bound = _reach(triples, k.holder or "", [RelationMatch(predicate=k.via or "", label=k.via_label,
+                                                                     direction="out")])
+    if not bound:
+        return None
+    if k.op != "within":
+        common = [v for v in allowed if v in reached]
+        if common:
+            return True, [*allowed[common[0]], *reached[common[0]]]
+        return False, [*(c[-1] for c in list(reached.values())[:2]), *(c[-1] for c in list(allowed.values())[:3])]
+    spans: dict[str, list[tuple[float, int]]] = {}
+    for i, t in enumerate(triples):
+        if t.subject in allowed and t.object_is_literal and (n := numeric(t.object)) is not None:
+            spans.setdefault(t.subject, []).append((n, i))
+    if not spans:
+        return None
+    values = [(n, c) for c in reached.values() if (n := _year(value_of(triples[c[-1]]).strip())) is not None]
+    if not values:
+        return None
+    for n, chain in values:
+        for v, bounds in spans.items():
+            low, high = min(b for b, _ in bounds), max(b for b, _ in bounds)
+            if low <= n <= high:
+                return True, [*chain, *allowed[v], *(i for _, i in bounds)]
+    return False, [values[0][1][-1], *(i for bounds in spans.values() for _, i in bounds)]
+
+
 def _decide_preference(axiom: Axiom, triples: Sequence[EvidenceTriple]) -> Decision:
     item = axiom.anchors[0]
     cited: list[int] = []
@@ -611,7 +767,13 @@ def _decide_preference(axiom: Axiom, triples: Sequence[EvidenceTriple]) -> Decis
         if not bound:
             unknown.append(f"{axiom.anchor_labels[0]}'s {k.label}")
             continue
-        if k.target is not None:
+        if k.holder is not None:
+            found = _profile_holds(k, reached, triples)
+            if found is None:
+                unknown.append(f"{k.holder_label}'s {k.via_label}")
+                continue
+            holds, used = found
+        elif k.target is not None:
             holds = k.target in reached
             used = reached[k.target] if holds else [c[-1] for c in list(reached.values())[:2]]
         else:
