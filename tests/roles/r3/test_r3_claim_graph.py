@@ -62,6 +62,14 @@ def test_a_description_is_no_film_of_that_name(demo_r3):
     assert "Michael Mann" in answer.text
 
 
+def test_a_word_of_a_written_relation_label_is_no_entity_of_the_claim(demo_r3):
+    """"X has starred *actors* Bo Hopkins": the tag *actors* is the relation's own word; as a
+    rule's end it refuted what the other rule supported."""
+    answer = demo_r3.ask("Claim: there is an entity X such that X has starred actors Bo Hopkins "
+                         "and X has tags small town.")
+    assert _verdict(answer) == "supported", answer.text
+
+
 def test_a_negated_claim_the_kg_contradicts_is_supported(demo_r3):
     answer = demo_r3.ask("Forrest Gump wasn't directed by Steven Spielberg.")
     assert _verdict(answer) == "supported", answer.text
@@ -131,6 +139,16 @@ def test_a_noun_of_the_first_entity_is_a_hop_no_one_step_rule_skips(atelier_r3):
     assert _verdict(answer) != "refuted", answer.text
     plain = atelier_r3.ask("Jonas Pike's birthplace is Caldry.")  # a noun with no relation after it
     assert _verdict(plain) == "supported", plain.text
+
+
+@pytest.mark.parametrize("claim,expected", [
+    ("Maren Holt started Northgate Letterpress.", "supported"),   # stored: Northgate startedBy Maren
+    ("Maren Holt started The Copper Loom.", "refuted"),
+    ("Ostrand is where Northgate Letterpress is situated.", "supported"),
+])
+def test_a_relation_stored_one_way_gives_one_verdict(atelier_r3, claim, expected):
+    answer = atelier_r3.ask(claim)
+    assert _verdict(answer) == expected, answer.text  # not "I don't know: the rules disagree"
 
 
 def _rows(kg: str) -> list[dict]:
