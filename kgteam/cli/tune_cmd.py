@@ -108,7 +108,8 @@ def tune(
                f"in {time.perf_counter() - started:,.1f}s")
     final = learned if replace or old is None else old.merged(learned)
     if dry_run:
-        typer.echo("dry run: no lexicon written")
+        if not reader:
+            typer.echo("dry run: nothing written")
     else:
         try:
             file = write_lexicon(final, kg.path)
@@ -184,7 +185,7 @@ def save_reader(bank: object, folder: Path, *, dry_run: bool = False) -> None:
                f"({reader.stats.get('features', 0)} features) in {reader.stats.get('seconds', 0.0):.2f}s"
                + ("; confidence refit on held-out readings" if reader.calibration else ""))
     if dry_run:
-        typer.echo("dry run: no example bank or reader written")
+        typer.echo("dry run: nothing written")
         return
     try:
         write_bank(bank, folder)  # type: ignore[arg-type]

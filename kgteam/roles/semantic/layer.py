@@ -263,7 +263,8 @@ class SemanticLayer:
 
 def _ranked(path: RelationPath, score: PathScore, mention: Mention) -> RankedPath:
     steps = [RelationMatch(predicate=m.step.predicate, direction=m.step.direction, label=m.step.label,
-                           words=m.unit.text if m.unit else None, strength=round(m.strength, 4))
+                           words=m.unit.text if m.unit else None, strength=round(m.strength, 4),
+                           learned_from=score.learned_from)
              for m in score.matches]
     return RankedPath(entity=path.entity, mention=mention.text, steps=steps, score=round(score.score, 4),
                       support=round(score.support, 4), learned_from=score.learned_from)
