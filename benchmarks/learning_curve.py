@@ -9,7 +9,7 @@ question once, with a reader trained on the other folds. The KG folder is copied
 first: the installed KG is never written.
 
     KGTEAM_DATA_DIR=/work/shared/data python benchmarks/learning_curve.py metaqa:1-hop --kg metaqa \\
-        --home /tmp/kgh --examples-from metaqa:1-hop:train --sizes 0,25,100 --limit 100
+        --home /tmp/kgh --sizes 0,25,100 --limit 100
     python benchmarks/learning_curve.py tests/data/kgs/atelier/questions.jsonl --kg atelier --home /tmp/kgh --folds 5
 """
 
