@@ -36,7 +36,7 @@ from kgteam.tools.example_bank import READER_FILE, ExampleBank, write_bank, writ
 from kgteam.tools.kg import open_kg
 from kgteam.tools.kg_tools import KGTools
 
-_METRIC = re.compile(r"\b(hits1|hallucination|ece|n)=([0-9.]+)")
+_METRIC = re.compile(r"\b(hits1|hallucination|ece|seconds_mean|n)=([0-9.]+)")
 
 
 def topic(item: DatasetItem) -> str:
