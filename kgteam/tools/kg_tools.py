@@ -24,8 +24,8 @@ from pydantic import Field, create_model
 from kgteam.tools.backends.base import LabelIndex, TripleStore
 from kgteam.tools.backends.rdf_terms import XSD_STRING, canonical_datatype, term_sort_key
 from kgteam.tools.embedding.base import Embedder, EmbeddingError
-from kgteam.tools.fusion import reciprocal_rank_fusion
 from kgteam.tools.example_bank import read_reader_data
+from kgteam.tools.fusion import reciprocal_rank_fusion
 from kgteam.tools.lexicon import Lexicon, read_lexicon
 from kgteam.tools.naming import DEFAULT_NAMING, Naming, fallback_name, naming_of
 from kgteam.tools.result_cap import MAX_RESULT_BYTES
