@@ -310,9 +310,11 @@ def build_toolbox(kg_tools: Any, web: Any = None) -> Toolbox:
         except (registry.PluginLoadError, ImportError) as exc:
             raise TeamBuildError(f"tool {name!r}: {exc}") from exc
     try:
-        return Toolbox.from_callables(callables, [r for r in (kg_tools, web) if r is not None])
+        box = Toolbox.from_callables(callables, [r for r in (kg_tools, web) if r is not None])
     except ContractError as exc:
         raise TeamBuildError(str(exc)) from exc
+    box.reader = getattr(kg_tools, "reader", None)  # the KG's trained reader, for every semantic layer
+    return box
 
 
 def grants_of(specs: dict[str, RoleSpec]) -> dict[str, list[str]]:

@@ -47,6 +47,7 @@ COMMAND_MODULES = (
     "kgteam.cli.calibrate_cmd",
     "kgteam.cli.claims_cmd",
     "kgteam.cli.tune_cmd",
+    "kgteam.cli.examples_cmd",
     "kgteam.cli.sparql_cmd",
     "kgteam.cli.kg_cmd",
     "kgteam.cli.corpus_cmd",

@@ -78,6 +78,10 @@ def answer_renderable(answer: Answer, *, max_triples: int = 12, show_queries: bo
     ev = answer.evidence
     if ev.matches:  # which question words named which relation
         parts.append(Text("reading: " + "; ".join(m.explain() for m in ev.matches), style="dim"))
+        taught = next((m.learned_from for m in ev.matches if m.learned_from is not None), None)
+        if taught is not None:  # the KG's trained reader chose it (kgteam tune --examples)
+            parts.append(Text("read by the KG's trained reader" + (f" (taught by examples: {', '.join(taught)})"
+                                                                   if taught else ""), style="dim"))
     if answer.guess:
         parts.append(Text("best guess (not stated as an answer): " + ", ".join(one_line(v.label) for v in answer.guess[:5]),
                           style="yellow"))

@@ -29,14 +29,22 @@ def tune(
     replace: Annotated[bool, typer.Option("--replace", help="replace the KG's lexicon instead of adding "
                                                             "to it")] = False,
     dry_run: Annotated[bool, typer.Option("--dry-run", help="show what would be learned; write nothing")] = False,
+    lexicon: Annotated[bool, typer.Option("--lexicon/--no-lexicon", help="learn phrases for relations")] = True,
+    reader: Annotated[bool, typer.Option("--reader/--no-reader", help="record the examples' readings in the "
+                                                                      "KG's example bank and train its reader")] = True,
     home: Annotated[Path | None, typer.Option("--home", help="KG home (default: $KGTEAM_HOME or ~/.kgteam)")] = None,
     quiet: Annotated[bool, typer.Option("--quiet", "-q", help="no progress bar")] = False,
 ) -> None:
-    """Learn words for the KG's relations from example questions with known answers.
+    """Learn a KG from example questions with known answers: words for its relations and a trained reader.
 
-    The phrases go to ``lexicon.json`` in the KG folder (the KG is not changed); the semantic
-    layer reads them like ``skos:altLabel``. Tune on examples you will not evaluate on.
+    The phrases go to ``lexicon.json`` in the KG folder; the semantic layer reads them like
+    ``skos:altLabel``. The examples with the readings that reach their answers go to the KG's
+    example bank (``examples.json``, see ``kgteam examples``) and a reader trained on it to
+    ``reader.json``; every playbook's semantic layer then scores readings with it. The KG itself is
+    not changed. Tune on examples you will not evaluate on.
     """
+    if not lexicon and not reader:
+        raise fail("nothing to learn: --no-lexicon and --no-reader together", 2)
     from kgteam.eval.datasets import DatasetError, load_dataset, sample
     from kgteam.eval.tuning import derive_lexicon
     from kgteam.roles.semantic.layer import SemanticLayer
@@ -60,13 +68,18 @@ def tune(
         raise fail(f"cannot open KG {name!r}: {exc}") from None
     try:
         old = None if replace else read_lexicon(kg.path)
-        tools = KGTools.from_kg(kg, lexicon=old or Lexicon())
+        tools = KGTools.from_kg(kg, lexicon=old or Lexicon(), reader=None)  # learn from the hand scorer
     except (LexiconError, EmbeddingError) as exc:
         kg.close()
         hint = " (fix or delete it, or pass --replace)" if isinstance(exc, LexiconError) else ""
         raise fail(f"{exc}{hint}") from None
     started = time.perf_counter()
     console = Console(stderr=True)
+    if not lexicon:
+        tools.close()
+        _teach(name, home, items, read_lexicon(kg.path), replace=replace, dry_run=dry_run, quiet=quiet,
+               source=f"kgteam tune --examples {examples} (n={len(items)}, seed={seed})")
+        return
     try:
         layer = SemanticLayer(tools.toolbox(), embedder_similarity(tools.embedder))
         with contextlib.nullcontext() if quiet else console.status("tuning", spinner="dots") as status:
@@ -93,15 +106,93 @@ def tune(
     typer.echo(f"{report.examples} examples: {report.linked} linked, {report.reached} reachable in the KG, "
                f"{report.best_was_right} already read right; {len(report.learned)} phrases learned "
                f"in {time.perf_counter() - started:,.1f}s")
+    final = learned if replace or old is None else old.merged(learned)
+    if dry_run:
+        if not reader:
+            typer.echo("dry run: nothing written")
+    else:
+        try:
+            file = write_lexicon(final, kg.path)
+        except OSError as exc:
+            raise fail(f"cannot write the lexicon into {kg.path}: {exc}") from None
+        typer.echo(f"lexicon written to {file} ({sum(len(v) for v in final.relations.values())} phrases)")
+    if reader:
+        _teach(name, home, items, final, replace=replace, dry_run=dry_run, quiet=quiet,
+               source=f"kgteam tune --examples {examples} (n={len(items)}, seed={seed})")
+
+
+def _teach(name: str, home: Path | None, items: list, lexicon: object, *, replace: bool, dry_run: bool,
+           quiet: bool, source: str) -> None:
+    """Record the examples' readings in the KG's bank (read with ``lexicon``), train its reader on the
+    whole bank, report the cross-fitted held-out score, and write both (unless ``dry_run``)."""
+    from kgteam.eval.teaching import record_bank
+    from kgteam.roles.semantic.layer import SemanticLayer
+    from kgteam.roles.semantic.similarity import embedder_similarity
+    from kgteam.tools.embedding.base import EmbeddingError
+    from kgteam.tools.example_bank import BankError, read_bank
+    from kgteam.tools.kg import open_kg
+    from kgteam.tools.kg_tools import KGTools
+    from kgteam.tools.types import ToolError
+
+    started = time.perf_counter()
+    try:
+        kg = open_kg(name, home=home)
+    except (ToolError, OSError) as exc:
+        raise fail(f"cannot open KG {name!r}: {exc}") from None
+    try:
+        before = None if replace else read_bank(kg.path)
+        tools = KGTools.from_kg(kg, lexicon=lexicon, reader=None)  # the hand scorer reads the examples
+    except (BankError, EmbeddingError) as exc:
+        kg.close()
+        raise fail(f"{exc} (fix or delete it, or pass --replace)") from None
+    console = Console(stderr=True)
+    try:
+        layer = SemanticLayer(tools.toolbox(), embedder_similarity(tools.embedder), reader=None)
+        with contextlib.nullcontext() if quiet else console.status("reading examples", spinner="dots") as status:
+            def progress(done: int, total: int) -> None:
+                if status is not None:
+                    status.update(f"reading examples: {done}/{total}")
+
+            bank = asyncio.run(record_bank(layer, items, progress=progress))
+    except KeyboardInterrupt:
+        raise fail("interrupted; the example bank was left as it was", 130) from None
+    except (ToolError, EmbeddingError) as exc:
+        raise fail(f"reading the examples stopped: {exc}; the example bank was left as it was") from None
+    finally:
+        tools.close()
+    bank.source = source
+    recorded = len(bank.examples)
+    reached = sum(1 for e in bank.examples if e.readings)
+    if before is not None:
+        bank = before.merged(bank)
+    save_reader(bank, kg.path, dry_run=dry_run)
+    typer.echo(f"{recorded} examples read: {reached} with a reading that reaches their answers; "
+               f"the bank holds {len(bank.examples)} ({time.perf_counter() - started:,.1f}s)")
+
+
+def save_reader(bank: object, folder: Path, *, dry_run: bool = False) -> None:
+    """Train the reader on ``bank``, say its cross-fitted held-out score, and write bank and reader."""
+    from kgteam.roles.semantic.reader import teach
+    from kgteam.tools.example_bank import READER_FILE, write_bank, write_json
+
+    reader, held = teach(bank.examples)  # type: ignore[attr-defined]
+    if held.scored:
+        typer.echo(f"held out (5 folds by topic, {held.scored} examples): reading Hits@1 {held.hand_rate:.3f} "
+                   f"hand scorer -> {held.reader_rate:.3f} trained reader")
+    else:
+        typer.echo("too few examples for a held-out score (10 or more are needed)")
+    typer.echo(f"reader trained on {reader.stats.get('examples', 0)} examples "
+               f"({reader.stats.get('features', 0)} features) in {reader.stats.get('seconds', 0.0):.2f}s"
+               + ("; confidence refit on held-out readings" if reader.calibration else ""))
     if dry_run:
         typer.echo("dry run: nothing written")
         return
-    final = learned if replace or old is None else old.merged(learned)
     try:
-        file = write_lexicon(final, kg.path)
+        write_bank(bank, folder)  # type: ignore[arg-type]
+        file = write_json(reader.to_json(), folder / READER_FILE)
     except OSError as exc:
-        raise fail(f"cannot write the lexicon into {kg.path}: {exc}") from None
-    typer.echo(f"lexicon written to {file} ({sum(len(v) for v in final.relations.values())} phrases)")
+        raise fail(f"cannot write the example bank into {folder}: {exc}") from None
+    typer.echo(f"example bank and reader written to {folder} ({file.name})")
 
 
 def register(app: typer.Typer) -> None:

@@ -89,6 +89,8 @@ class RelationMatch(BaseModel):
     direction: str = "out"
     words: str | None = None
     strength: float = 0.0
+    # set when the KG's trained reader chose the path: the bank examples that taught it (maybe none)
+    learned_from: list[str] | None = None
 
     def explain(self) -> str:
         arrow = "->" if self.direction == "out" else "<-"

@@ -227,6 +227,8 @@ class RankedPath(BaseModel):
     answers: list[dict[str, Any]] = Field(default_factory=list)  # SPARQL JSON terms of the end values
     sparql: str = ""
     triple_ids: list[int] = Field(default_factory=list)  # the retrieved triples that walk this path (KERAG)
+    # set when the KG's trained reader scored this path: the bank examples that taught it (maybe none)
+    learned_from: list[str] | None = None
 
     @property
     def hops(self) -> int:

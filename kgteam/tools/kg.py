@@ -122,6 +122,11 @@ def _folder_for(name_or_path: str | Path, home: Path | None) -> Path:
     return folder
 
 
+def kg_folder(name_or_path: str | Path, home: Path | None = None) -> Path:
+    """The folder of a loaded KG, by name (under ``<home>/kgs``) or path, without opening it."""
+    return _folder_for(name_or_path, home)
+
+
 def open_kg(name_or_path: str | Path, home: Path | None = None) -> KnowledgeGraph:
     """Opens a KG by name (under ``<home>/kgs``) or by folder path; store and index read-only."""
     from kgteam.tools.backends.oxigraph_store import OxigraphStore

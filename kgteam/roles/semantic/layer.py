@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Awaitable, Callable, Sequence
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -22,6 +22,7 @@ from kgteam.roles.semantic.paths import (
     first_hops,
     path_query,
 )
+from kgteam.roles.semantic.reader import ReaderScorer, masked_words, reader_of
 from kgteam.roles.semantic.scoring import (
     PathScore,
     QuestionScorer,
@@ -43,6 +44,7 @@ from kgteam.tools.types import RelationNames, ToolError
 if TYPE_CHECKING:
     from kgteam.tools.toolbox import Toolbox
 
+_FROM_TOOLS: Any = object()  # SemanticLayer(reader=...): "the reader the toolbox carries"
 Similarity = Callable[[list[str], list[str]], Awaitable[list[list[float]]]]
 
 
@@ -110,12 +112,21 @@ def kind_heads(tokens: list[Token]) -> set[int]:
     return out
 
 
+def other_names(mentions: Sequence[Mention], mention: Mention) -> list[tuple[int, int]]:
+    """The spans of the question's other names: another capitalised name, or a shared value
+    ("dramas"), names an entity, never this mention's relation."""
+    return [m.span for m in mentions if m is not mention and (m.text[:1].isupper() or m.category)
+            and (m.start > mention.end or m.end < mention.start)]  # not a piece of the same title
+
+
 class SemanticLayer:
     """Rank relation paths for a question over any KG reachable through the granted tools."""
 
     def __init__(self, tools: Toolbox, similarity: Similarity | None = None,
-                 settings: SemanticSettings | None = None) -> None:
+                 settings: SemanticSettings | None = None, *, reader: Any = _FROM_TOOLS) -> None:
         self.tools = tools
+        # the KG's trained reader (from its example bank) re-scores every path; None: the hand scorer alone
+        self.reader = reader_of(getattr(tools, "reader", None) if reader is _FROM_TOOLS else reader)
         self.similarity = similarity
         self.settings = settings or SemanticSettings()
         self._described: dict[str, RelationNames] = {}  # predicate -> what the KG says about naming it
@@ -178,10 +189,13 @@ class SemanticLayer:
                 if said and phrase_key(text) in said:
                     sims[i][j] = 1.0
         span = mention.span if mention else None
-        return QuestionScorer(tokens, units, uniq, sims, sameness=has_sameness(tokens, span),
-                              settings=self.settings.scoring, type_positions=type_positions(tokens, span),
-                              kind_heads=kind_heads(tokens),
-                              other_names={label: [*names[label], *phrases[label]] for label in uniq})
+        scorer = QuestionScorer(tokens, units, uniq, sims, sameness=has_sameness(tokens, span),
+                                settings=self.settings.scoring, type_positions=type_positions(tokens, span),
+                                kind_heads=kind_heads(tokens),
+                                other_names={label: [*names[label], *phrases[label]] for label in uniq})
+        if self.reader is None:
+            return scorer
+        return ReaderScorer(scorer, self.reader, masked_words(tokens, span, exclude))
 
     async def candidate_paths(self, question: str, mention: Mention, exclude: Sequence[tuple[int, int]] = ()
                               ) -> list[tuple[RelationPath, PathScore]]:
@@ -220,11 +234,7 @@ class SemanticLayer:
             mentions = await spot_mentions(question, self.tools)
         scored: list[tuple[RelationPath, PathScore, Mention]] = []
         for mention in mentions[: self.settings.max_mentions]:
-            # another capitalised name of the question, or a shared value ("dramas"), names an
-            # entity, never this mention's relation
-            names = [m.span for m in mentions if m is not mention and (m.text[:1].isupper() or m.category)
-                     and (m.start > mention.end or m.end < mention.start)]  # not a piece of the same title
-            found = await self.candidate_paths(question, mention, [*exclude, *names])
+            found = await self.candidate_paths(question, mention, [*exclude, *other_names(mentions, mention)])
             scored += [(p, s, mention) for p, s in found[:keep]]
         scored.sort(key=lambda t: (-t[1].score, len(t[0].steps), t[0].key))
         ranked: list[RankedPath] = []
@@ -246,12 +256,15 @@ class SemanticLayer:
         ranking = RelationPaths(question=question, mention=ranked[0].mention if ranked else None, paths=ranked)
         if ranked:
             ranking.confidence = path_confidence(ranked[0], [p for p in ranked if p.answers])
+            if self.reader is not None:  # the map refit on the KG's own examples (cross-fitted)
+                ranking.confidence = self.reader.calibrated(ranking.confidence)
         return ranking
 
 
 def _ranked(path: RelationPath, score: PathScore, mention: Mention) -> RankedPath:
     steps = [RelationMatch(predicate=m.step.predicate, direction=m.step.direction, label=m.step.label,
-                           words=m.unit.text if m.unit else None, strength=round(m.strength, 4))
+                           words=m.unit.text if m.unit else None, strength=round(m.strength, 4),
+                           learned_from=score.learned_from)
              for m in score.matches]
     return RankedPath(entity=path.entity, mention=mention.text, steps=steps, score=round(score.score, 4),
-                      support=round(score.support, 4))
+                      support=round(score.support, 4), learned_from=score.learned_from)

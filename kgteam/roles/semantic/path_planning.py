@@ -101,7 +101,8 @@ def words_left(question: str, topics: Sequence[TopicMention], path: PlannedPath)
 def with_score(path: PlannedPath, score: PathScore) -> PlannedPath:
     """The path with its score, and each step with the question words that named it."""
     steps = [RelationMatch(predicate=m.step.predicate, direction=m.step.direction, label=m.step.label,
-                           words=m.unit.text if m.unit else None, strength=round(m.strength, 4))
+                           words=m.unit.text if m.unit else None, strength=round(m.strength, 4),
+                           learned_from=score.learned_from)
              for m in score.matches]
     return path.model_copy(update={"steps": steps, "score": round(score.score, 4),
                                    "unexplained": round(score.unexplained, 4)})

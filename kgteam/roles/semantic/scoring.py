@@ -61,6 +61,8 @@ class PathScore:
     matches: list[StepMatch] = field(default_factory=list)
     unexplained: float = 0.0
     inversions: int = 0
+    hand: float | None = None  # the hand scorer's score when a trained reader re-scored the path
+    learned_from: list[str] | None = None  # the examples that taught the reader this path (None: not read by one)
 
     @property
     def support(self) -> float:

@@ -1,0 +1,158 @@
+"""Learning curve of the trained reader: model-free Hits@1, wrong-stated and ECE against the number
+of examples in the KG's bank, with training time (issue 23). Prints JSON.
+
+Examples and evaluated questions never share a topic entity (PathQuestion repeats a fact in
+paraphrases: a split by line would leak). A set given with ``--examples-from`` takes its examples
+from that dataset (MetaQA's train split), dropping those about a topic of the evaluated questions;
+otherwise one file is split by topic. ``--folds K`` (the small atelier set) evaluates every
+question once, with a reader trained on the other folds. The KG folder is copied to a scratch home
+first: the installed KG is never written.
+
+    KGTEAM_DATA_DIR=/work/shared/data python benchmarks/learning_curve.py metaqa:1-hop --kg metaqa \\
+        --home /tmp/kgh --sizes 0,25,100 --limit 100
+    python benchmarks/learning_curve.py tests/data/kgs/atelier/questions.jsonl --kg atelier --home /tmp/kgh --folds 5
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import random
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+from kgteam.eval.datasets import DatasetItem, load_dataset, sample
+from kgteam.eval.teaching import record_bank
+from kgteam.roles.semantic.layer import SemanticLayer
+from kgteam.roles.semantic.reader import teach
+from kgteam.roles.semantic.similarity import embedder_similarity
+from kgteam.tools.example_bank import READER_FILE, ExampleBank, write_bank, write_json
+from kgteam.tools.kg import open_kg
+from kgteam.tools.kg_tools import KGTools
+
+_METRIC = re.compile(r"\b(hits1|hallucination|ece|seconds_mean|n)=([0-9.]+)")
+
+
+def topic(item: DatasetItem) -> str:
+    if item.topic_entities:
+        t = item.topic_entities[0]
+        return (t.iri or t.label).lower()
+    return item.question.lower()
+
+
+def evaluate(items: list[DatasetItem], kg: str, home: Path, work: Path) -> dict[str, float]:
+    """``kgteam eval --model none`` over ``items`` (a file of their own); its summary metrics."""
+    file = work / "eval.jsonl"
+    file.write_text("".join(json.dumps(i.model_dump(exclude_none=True)) + "\n" for i in items), encoding="utf-8")
+    out = work / f"run-{time.monotonic_ns()}.jsonl"
+    done = subprocess.run([sys.executable, "-m", "kgteam", "eval", str(file), "--model", "none", "--kg", kg,
+                           "--home", str(home), "--seed", "0", "--concurrency", "1", "--out", str(out)],
+                          capture_output=True, text=True, check=False)
+    found = {k: float(v) for k, v in _METRIC.findall(re.sub(r"\x1b\[[0-9;]*m", "", done.stdout + done.stderr))}
+    if "hits1" not in found:
+        raise SystemExit(f"eval failed: {done.stdout[-500:]} {done.stderr[-1500:]}")
+    return found
+
+
+def record(items: list[DatasetItem], kg_home: Path, kg: str) -> tuple[ExampleBank, float]:
+    graph = open_kg(kg, home=kg_home)
+    tools = KGTools.from_kg(graph, reader=None)
+    try:
+        started = time.perf_counter()
+        layer = SemanticLayer(tools.toolbox(), embedder_similarity(tools.embedder), reader=None)
+        bank = asyncio.run(record_bank(layer, items))
+        return bank, time.perf_counter() - started
+    finally:
+        tools.close()
+
+
+def install(bank: ExampleBank, folder: Path) -> dict[str, float]:
+    """Train on ``bank``, write bank and reader into the scratch KG folder; training numbers."""
+    started = time.perf_counter()
+    reader, held = teach(bank.examples)
+    seconds = time.perf_counter() - started
+    write_bank(bank, folder)
+    write_json(reader.to_json(), folder / READER_FILE)
+    return {"train_s": round(seconds, 3), "fit_s": reader.stats.get("seconds", 0.0),
+            "held_out_hand": round(held.hand_rate, 4), "held_out_reader": round(held.reader_rate, 4)}
+
+
+def clear(folder: Path) -> None:
+    for name in ("examples.json", READER_FILE):
+        (folder / name).unlink(missing_ok=True)
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("dataset")
+    ap.add_argument("--kg", required=True)
+    ap.add_argument("--home", type=Path, required=True, help="the installed KGs (only read: copied first)")
+    ap.add_argument("--examples-from", help="dataset of the examples (default: split the evaluated one by topic)")
+    ap.add_argument("--sizes", default="0,25,100")
+    ap.add_argument("--limit", type=int, default=100)
+    ap.add_argument("--folds", type=int, default=0)
+    ap.add_argument("--seed", type=int, default=0)
+    args = ap.parse_args()
+    work = Path(tempfile.mkdtemp(prefix="learning-curve-"))
+    home = work / "home"
+    shutil.copytree(args.home / "kgs" / args.kg, home / "kgs" / args.kg)
+    folder = home / "kgs" / args.kg
+    items = load_dataset(args.dataset)
+    result: dict[str, object] = {"dataset": args.dataset, "kg": args.kg, "limit": args.limit, "seed": args.seed}
+    try:
+        if args.folds:
+            chosen = sample(items, args.limit, args.seed)
+            topics = sorted({topic(i) for i in chosen})
+            random.Random(args.seed).shuffle(topics)
+            fold = {t: n % args.folds for n, t in enumerate(topics)}
+            zero = evaluate(chosen, args.kg, home, work)
+            bank, rec_s = record(chosen, home, args.kg)
+            by_id = {e.id: e for e in bank.examples}
+            parts, trains = [], []
+            for k in range(args.folds):
+                held = [i for i in chosen if fold[topic(i)] == k]
+                rest = [by_id[i.id] for i in chosen if fold[topic(i)] != k and i.id in by_id]
+                trains.append(install(ExampleBank(examples=rest), folder))
+                parts.append(evaluate(held, args.kg, home, work))
+            total = sum(p["n"] for p in parts)
+            merged = {m: round(sum(p[m] * p["n"] for p in parts) / total, 4) for m in ("hits1", "hallucination", "ece")}
+            result["curve"] = [{"examples": 0, **zero},
+                               {"examples": f"{args.folds}-fold (~{len(chosen) * (args.folds - 1) // args.folds})",
+                                **merged, "n": total, "record_s": round(rec_s, 2), "train": trains,
+                                "note": "fold metrics averaged, weighted by n (ECE too)"}]
+        else:
+            if args.examples_from:
+                evaluated = sample(items, args.limit, args.seed)
+                seen = {topic(i) for i in evaluated}
+                pool = [i for i in load_dataset(args.examples_from) if topic(i) not in seen]
+            else:
+                topics = sorted({topic(i) for i in items})
+                random.Random(args.seed).shuffle(topics)
+                evaluated_topics = set(topics[: len(topics) // 2])
+                evaluated = sample([i for i in items if topic(i) in evaluated_topics], args.limit, args.seed)
+                pool = [i for i in items if topic(i) not in evaluated_topics]
+            random.Random(args.seed).shuffle(pool)
+            sizes = [int(s) for s in args.sizes.split(",")]
+            bank, rec_s = record(pool[: max(sizes)], home, args.kg) if max(sizes) else (ExampleBank(), 0.0)
+            curve = []
+            for size in sizes:
+                clear(folder)
+                row: dict[str, object] = {"examples": size}
+                if size:
+                    row.update(install(ExampleBank(examples=bank.examples[:size]), folder))
+                row.update(evaluate(evaluated, args.kg, home, work))
+                curve.append(row)
+            result.update({"record_s_per_example": round(rec_s / max(1, max(sizes)), 3), "curve": curve})
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+    print(json.dumps(result, indent=1))
+
+
+if __name__ == "__main__":
+    main()

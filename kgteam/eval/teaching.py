@@ -1,0 +1,109 @@
+"""Record what a KG's example questions mean: the readings that reach their gold answers (``kgteam tune``).
+
+For each question/answer pair the semantic layer offers its candidate readings as it would at run
+time, with the hand scorer alone; each of the best ``candidates`` is run and its answers compared
+with the gold ones (the gold query's results when the example has one, else the gold answers by
+IRI, label, number or date). The readings whose answers overlap the gold best are the example's
+readings; every candidate is kept, with the hand scorer's numbers, so the reader can be trained
+from the bank alone.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from typing import Any
+
+from kgteam.eval.datasets import DatasetItem
+from kgteam.eval.metrics import Predicted, match_item
+from kgteam.roles.semantic.layer import SemanticLayer, other_names
+from kgteam.roles.semantic.mentions import spot_mentions
+from kgteam.roles.semantic.paths import path_query
+from kgteam.roles.semantic.reader import masked_words, mean_strength
+from kgteam.roles.semantic.text import tokenize
+from kgteam.tools.example_bank import BankStep, Candidate, Example, ExampleBank
+from kgteam.tools.types import ToolError
+
+
+async def _gold_values(layer: SemanticLayer, item: DatasetItem) -> set[str] | None:
+    """The values the gold query returns (its first variable); None without a gold query."""
+    if not item.gold_query:
+        return None
+    try:
+        res = await layer.tools["run_sparql"](item.gold_query, limit=1000)
+    except ToolError:
+        return None
+    var = res.variables[0] if res.variables else None
+    return {row[var].value for row in res.rows if var and var in row}
+
+
+async def _overlap(layer: SemanticLayer, item: DatasetItem, terms: list[Any], gold_values: set[str] | None) -> float:
+    """F1 of a reading's answers against the gold answers."""
+    if not terms:
+        return 0.0
+    if gold_values:
+        hits = sum(1 for t in terms if t.value in gold_values)
+        found = len({t.value for t in terms} & gold_values)
+        total = len(gold_values)
+    else:
+        if not item.answers:
+            return 0.0
+        iris = [t.value for t in terms if t.type == "uri"]
+        names = await layer.tools["labels_for"](iris) if iris else {}
+        preds = [Predicted(label=names.get(t.value, t.value), iri=t.value if t.type == "uri" else None) for t in terms]
+        hits = sum(1 for p in preds if any(match_item(p, g) for g in item.answers))
+        found = sum(1 for g in item.answers if any(match_item(p, g) for p in preds))
+        total = len(item.answers)
+    if not hits:
+        return 0.0
+    precision, recall = hits / len(terms), found / total
+    return 2 * precision * recall / (precision + recall)
+
+
+async def record_example(layer: SemanticLayer, item: DatasetItem, *, candidates: int = 30) -> Example:
+    """The example with its candidate readings and which of them reach the gold answers."""
+    example = Example(id=item.id, question=item.question, sparql=item.gold_query,
+                      answers=[a.label or a.iri or "" for a in item.answers])
+    mentions = await spot_mentions(item.question, layer.tools)
+    tokens = tokenize(item.question)
+    scored = []
+    for mention in mentions[: layer.settings.max_mentions]:
+        exclude = other_names(mentions, mention)
+        words = masked_words(tokens, mention.span, exclude)
+        scored += [(p, s, mention, words) for p, s in await layer.candidate_paths(item.question, mention, exclude)]
+    scored.sort(key=lambda t: (-t[1].score, len(t[0].steps), t[0].key))
+    gold_values = await _gold_values(layer, item)
+    for path, score, mention, words in scored[:candidates]:
+        try:
+            res = await layer.tools["run_sparql"](path_query(path), limit=1000)
+        except ToolError:
+            continue
+        var = f"x{len(path.steps)}"
+        terms = [row[var] for row in res.rows if var in row]
+        if not terms:
+            continue  # the layer drops a reading that answers nothing
+        example.candidates.append(Candidate(
+            entity=path.entity, mention=mention.text, words=words, literal_end=path.literal_end,
+            steps=[BankStep(predicate=s.predicate, direction=s.direction, label=s.label) for s in path.steps],
+            hand=round(score.score, 5), support=round(score.support, 5), unexplained=round(score.unexplained, 5),
+            strength=round(mean_strength(score), 5), f1=round(await _overlap(layer, item, terms, gold_values), 4)))
+    best = max((c.f1 for c in example.candidates), default=0.0)
+    for c in example.candidates:
+        c.gold = best > 0 and c.f1 >= best - 1e-9
+    gold = example.readings
+    if gold:
+        example.mention = gold[0].mention
+    return example
+
+
+async def record_bank(layer: SemanticLayer, items: Sequence[DatasetItem], *, candidates: int = 30,
+                      progress: Callable[[int, int], Any] | None = None) -> ExampleBank:
+    """Every item recorded (see :func:`record_example`); an item whose queries fail is left out."""
+    bank = ExampleBank()
+    for n, item in enumerate(items, start=1):
+        if progress:
+            progress(n, len(items))
+        try:
+            bank.examples.append(await record_example(layer, item, candidates=candidates))
+        except ToolError:
+            continue
+    return bank

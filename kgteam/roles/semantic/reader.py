@@ -1,0 +1,320 @@
+"""The trained reader: a KG's example bank teaches the semantic layer which readings its questions mean.
+
+A softmax ranker over one question's candidate readings (relation paths). Its logit is the hand
+scorer's score over the confidence temperature plus a learned correction, and the correction is
+pulled to zero (L2), so with few examples the hand scorer stays the prior and with none nothing
+changes. The reading's score becomes ``temperature * logit``: the layer's confidence (a softmax of
+scores at that temperature) is then the model's own probability among rivals.
+
+Features (sparse, by name, so the weights are readable JSON and nothing is pickled): the question's
+words with the mention masked, crossed with the path and with each step; the masked question as a
+whole (its template) crossed with the path; the question word crossed with the path and the hop
+count; hop count; whether the path ends at literals; and the hand scorer's numbers (its score,
+weakest and mean word-to-relation strength, the unexplained rest).
+"""
+
+from __future__ import annotations
+
+import math
+import random
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from kgteam.protocols.payloads import CONFIDENCE_TEMPERATURE
+from kgteam.roles.semantic.paths import PathStep
+from kgteam.roles.semantic.scoring import PathScore, QuestionScorer
+from kgteam.roles.semantic.text import WH_WORDS, Token, stem
+from kgteam.tools.example_bank import Candidate, Example
+
+FEATURES_VERSION = 1
+
+
+def masked_words(tokens: Sequence[Token], span: tuple[int, int] | None,
+                 exclude: Sequence[tuple[int, int]] = ()) -> list[str]:
+    """The question's words, lower-cased and stemmed, the mention (and other topics) as ``<e>``."""
+    out: list[str] = []
+    for i, t in enumerate(tokens):
+        if (span and span[0] <= i < span[1]) or any(a <= i < b for a, b in exclude):
+            if not out or out[-1] != "<e>":
+                out.append("<e>")
+            continue
+        out.append(stem(t.text.lower()))
+    return out
+
+
+def path_signature(steps: Sequence[Any]) -> str:
+    """``pred1>^pred2``: the path's relations in walking order, ``^`` walking one backwards."""
+    return ">".join(("^" if s.direction == "in" else "") + s.predicate for s in steps)
+
+
+@dataclass
+class ReadingView:
+    """A candidate reading as the reader sees it (built the same way at training and at run time)."""
+
+    words: list[str]
+    steps: Sequence[Any]  # .predicate, .direction
+    hand: float
+    support: float = 0.0
+    unexplained: float = 0.0
+    strength: float = 0.0
+    literal_end: bool = False
+
+
+def features(view: ReadingView) -> dict[str, float]:
+    sig = path_signature(view.steps)
+    n = len(view.steps)
+    wh = next((w for w in view.words if w in WH_WORDS), "-")
+    out = {f"hops={n}": 1.0, f"path={sig}": 1.0, f"t={' '.join(view.words)}|{sig}": 1.0,
+           f"wh={wh}|{sig}": 1.0, f"wh={wh}|hops={n}": 1.0, "hand": view.hand, "support": view.support,
+           "unexplained": view.unexplained, "strength": view.strength}
+    if view.literal_end:
+        out[f"literal|wh={wh}"] = 1.0
+    steps = [("^" if s.direction == "in" else "") + s.predicate for s in view.steps]
+    for w in set(view.words):
+        if w == "<e>":
+            continue
+        out[f"w={w}|{sig}"] = 1.0
+        for k, s in enumerate(steps):
+            out[f"w={w}|{s}"] = 1.0
+            if k == n - 1:
+                out[f"w={w}|last={s}"] = 1.0
+    return out
+
+
+def candidate_view(c: Candidate) -> ReadingView:
+    return ReadingView(c.words, c.steps, c.hand, c.support, c.unexplained, c.strength, c.literal_end)
+
+
+@dataclass
+class TrainedReader:
+    """The weights of the correction, which examples taught which path, and the confidence map."""
+
+    weights: dict[str, float]
+    taught: dict[str, list[str]] = field(default_factory=dict)  # path signature -> example ids (a few)
+    calibration: tuple[float, float] | None = None  # Platt (a, b) on the logit of the confidence
+    stats: dict[str, Any] = field(default_factory=dict)
+
+    def correction(self, view: ReadingView) -> float:
+        w = self.weights
+        return sum(w.get(k, 0.0) * v for k, v in features(view).items())
+
+    def score(self, view: ReadingView) -> float:
+        """The reading's score on the hand scorer's scale: hand score + temperature * correction."""
+        return view.hand + CONFIDENCE_TEMPERATURE * self.correction(view)
+
+    def calibrated(self, confidence: float) -> float:
+        if self.calibration is None:
+            return confidence
+        a, b = self.calibration
+        p = min(1 - 1e-6, max(1e-6, confidence))
+        return round(1.0 / (1.0 + math.exp(-(a * math.log(p / (1 - p)) + b))), 4)
+
+    def to_json(self) -> dict[str, Any]:
+        return {"version": FEATURES_VERSION, "weights": {k: round(v, 5) for k, v in self.weights.items()
+                                                         if abs(v) >= 1e-5},
+                "taught": self.taught, "calibration": list(self.calibration) if self.calibration else None,
+                "stats": self.stats}
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> TrainedReader:
+        cal = data.get("calibration")
+        return cls(weights={str(k): float(v) for k, v in data["weights"].items()},
+                   taught={str(k): list(v) for k, v in (data.get("taught") or {}).items()},
+                   calibration=(float(cal[0]), float(cal[1])) if cal else None, stats=dict(data.get("stats") or {}))
+
+
+def _usable(examples: Sequence[Example]) -> list[Example]:
+    """Examples that teach something: some candidate is right and some is wrong."""
+    return [e for e in examples if any(c.gold for c in e.candidates) and not all(c.gold for c in e.candidates)]
+
+
+def train(examples: Sequence[Example], *, l2: float = 0.05, iterations: int = 150, lr: float = 0.2) -> TrainedReader:
+    """Fit the correction by full-batch Adam on the softmax loss of each example's gold readings."""
+    started = time.perf_counter()
+    usable = _usable(examples)
+    vocab: dict[str, int] = {}
+    rows: list[int] = []
+    cols: list[int] = []
+    vals: list[float] = []
+    base: list[float] = []
+    gold: list[bool] = []
+    group: list[int] = []
+    r = 0
+    for g, e in enumerate(usable):
+        for c in e.candidates:
+            for k, v in features(candidate_view(c)).items():
+                if v:
+                    rows.append(r)
+                    cols.append(vocab.setdefault(k, len(vocab)))
+                    vals.append(v)
+            base.append(c.hand / CONFIDENCE_TEMPERATURE)
+            gold.append(c.gold)
+            group.append(g)
+            r += 1
+    taught: dict[str, list[str]] = {}
+    for e in usable:
+        for sig in dict.fromkeys(path_signature(c.steps) for c in e.readings):
+            if len(taught.setdefault(sig, [])) < 5:
+                taught[sig].append(e.id)
+    if not usable:
+        return TrainedReader({}, taught, stats={"examples": 0, "seconds": 0.0})
+    R, C, V = np.array(rows), np.array(cols), np.array(vals)
+    b = np.array(base)
+    y = np.array(gold)
+    grp = np.array(group)
+    starts = np.flatnonzero(np.r_[True, grp[1:] != grp[:-1]])
+    w = np.zeros(len(vocab))
+    m = np.zeros_like(w)
+    s = np.zeros_like(w)
+    n = len(usable)
+    for t in range(1, iterations + 1):
+        logit = b + np.bincount(R, weights=w[C] * V, minlength=len(b))
+        top = np.maximum.reduceat(logit, starts)[grp]
+        ex = np.exp(logit - top)
+        p = ex / np.add.reduceat(ex, starts)[grp]
+        exg = np.where(y, ex, 0.0)
+        q = exg / np.add.reduceat(exg, starts)[grp]
+        grad = np.bincount(C, weights=(p - q)[R] * V, minlength=len(w)) / n + l2 * w
+        m = 0.9 * m + 0.1 * grad
+        s = 0.999 * s + 0.001 * grad * grad
+        w -= lr * (m / (1 - 0.9**t)) / (np.sqrt(s / (1 - 0.999**t)) + 1e-8)
+    names = list(vocab)
+    weights = {names[i]: float(w[i]) for i in np.flatnonzero(np.abs(w) >= 1e-5)}
+    return TrainedReader(weights, taught, stats={"examples": n, "features": len(vocab),
+                                                 "seconds": round(time.perf_counter() - started, 3)})
+
+
+def top_reading(reader: TrainedReader | None, example: Example) -> tuple[Candidate, float] | None:
+    """The candidate ``reader`` ranks first (the hand scorer without one) and its softmax probability."""
+    if not example.candidates:
+        return None
+    scores = [reader.score(candidate_view(c)) if reader else c.hand for c in example.candidates]
+    best = max(range(len(scores)), key=lambda i: (scores[i], -len(example.candidates[i].steps)))
+    z = [math.exp((s - scores[best]) / CONFIDENCE_TEMPERATURE) for s in scores]
+    return example.candidates[best], z[best] / sum(z)
+
+
+def folds(examples: Sequence[Example], k: int, seed: int = 0) -> list[list[Example]]:
+    """``k`` folds grouped by topic: no topic's examples are split across folds."""
+    topics = sorted({e.topic for e in examples})
+    random.Random(seed).shuffle(topics)
+    fold_of = {t: i % k for i, t in enumerate(topics)}
+    out: list[list[Example]] = [[] for _ in range(k)]
+    for e in examples:
+        out[fold_of[e.topic]].append(e)
+    return [f for f in out if f]
+
+
+@dataclass
+class HeldOut:
+    """Cross-fitted scores: every example read by a reader that was not trained on it."""
+
+    hand_hits: int = 0
+    reader_hits: int = 0
+    scored: int = 0
+    pairs: list[tuple[float, bool]] = field(default_factory=list)  # (top probability, right)
+    trained_on: dict[str, set[str]] = field(default_factory=dict)  # example id -> ids its reader saw
+
+    @property
+    def hand_rate(self) -> float:
+        return self.hand_hits / self.scored if self.scored else 0.0
+
+    @property
+    def reader_rate(self) -> float:
+        return self.reader_hits / self.scored if self.scored else 0.0
+
+
+def cross_fit(examples: Sequence[Example], k: int = 5, seed: int = 0) -> HeldOut:
+    """Train on all folds but one, read the one left out; every fold in turn."""
+    out = HeldOut()
+    parts = folds(examples, k, seed)
+    for i, held in enumerate(parts):
+        rest = [e for j, p in enumerate(parts) if j != i for e in p]
+        reader = train(rest)
+        seen = {e.id for e in rest}
+        for e in held:
+            if not e.candidates or not any(c.gold for c in e.candidates):
+                continue
+            out.trained_on[e.id] = seen
+            hand = top_reading(None, e)
+            mine = top_reading(reader, e)
+            assert hand is not None and mine is not None
+            out.scored += 1
+            out.hand_hits += hand[0].gold
+            out.reader_hits += mine[0].gold
+            out.pairs.append((mine[1], mine[0].gold))
+    return out
+
+
+def fit_calibration(pairs: Sequence[tuple[float, bool]], iterations: int = 100,
+                    ridge: float = 5.0) -> tuple[float, float] | None:
+    """Platt scaling of the logit of the confidence on cross-fitted pairs (None: too few or one-sided)."""
+    if len(pairs) < 30 or all(r for _, r in pairs) or not any(r for _, r in pairs):
+        return None
+    x = np.array([math.log(min(1 - 1e-6, max(1e-6, p)) / (1 - min(1 - 1e-6, max(1e-6, p)))) for p, _ in pairs])
+    y = np.array([1.0 if r else 0.0 for _, r in pairs])
+    a, b = 1.0, 0.0
+    for _ in range(iterations):  # Newton steps on the logistic loss, pulled towards the identity map
+        p = 1 / (1 + np.exp(-np.clip(a * x + b, -50, 50)))
+        g = np.array([np.sum((p - y) * x) + ridge * (a - 1.0), np.sum(p - y) + ridge * b])
+        h = p * (1 - p)
+        hess = np.array([[np.sum(h * x * x), np.sum(h * x)], [np.sum(h * x), np.sum(h)]]) + ridge * np.eye(2)
+        step = np.linalg.solve(hess, g)
+        a, b = a - step[0], b - step[1]
+        if np.abs(step).max() < 1e-6:
+            break
+    return float(round(a, 4)), float(round(b, 4))
+
+
+def teach(examples: Sequence[Example], *, k: int = 5, seed: int = 0) -> tuple[TrainedReader, HeldOut]:
+    """The reader trained on every example, with its cross-fitted held-out score and confidence map."""
+    held = cross_fit(examples, k, seed) if len(examples) >= 2 * k else HeldOut()
+    reader = train(examples)
+    reader.calibration = fit_calibration(held.pairs)
+    reader.stats.update({"held_out": held.scored, "held_out_hand_hits1": round(held.hand_rate, 4),
+                         "held_out_reader_hits1": round(held.reader_rate, 4)})
+    return reader, held
+
+
+def mean_strength(score: PathScore) -> float:
+    named = [m.strength for m in score.matches if not m.shared]
+    return sum(named) / len(named) if named else 0.0
+
+
+class ReaderScorer(QuestionScorer):
+    """The hand scorer of one question with the trained reader on top: the one place paths are
+    scored (the layer's beam and ranking, every playbook's planner), so every playbook reads with it."""
+
+    def __init__(self, base: QuestionScorer, reader: TrainedReader, words: list[str]) -> None:
+        self.__dict__.update(base.__dict__)
+        self.reader = reader
+        self.words = words
+
+    def score(self, steps: tuple[PathStep, ...], *, literal_end: bool = False) -> PathScore:
+        hand = super().score(steps, literal_end=literal_end)
+        view = ReadingView(self.words, steps, hand.score, hand.support, hand.unexplained, mean_strength(hand),
+                           literal_end)
+        hand.hand = hand.score
+        hand.score = self.reader.score(view)
+        hand.learned_from = self.reader.taught.get(path_signature(steps), [])[:3]
+        return hand
+
+
+_PARSED: dict[int, tuple[dict[str, Any], TrainedReader]] = {}
+
+
+def reader_of(data: Any) -> TrainedReader | None:
+    """The trained reader a toolbox carries (its ``reader.json`` data, parsed once per loaded KG)."""
+    if data is None:
+        return None
+    if isinstance(data, TrainedReader):
+        return data
+    hit = _PARSED.get(id(data))
+    if hit is None or hit[0] is not data:
+        hit = (data, TrainedReader.from_json(data))
+        _PARSED[id(data)] = hit
+    return hit[1]

@@ -1,0 +1,139 @@
+"""A KG's example bank: question/answer pairs with the readings that reach their gold answers.
+
+``<kg folder>/examples.json`` is data, written by ``kgteam tune --examples`` and edited with
+``kgteam examples``; the trained reader (``reader.json`` beside it) is fit on it. Each example
+keeps the candidate readings the semantic layer offered for it, so the reader can be re-trained
+from the bank alone (after a removal, say) without opening the KG. The KG is never changed.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import tempfile
+from pathlib import Path
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from kgteam.protocols.errors import KgteamError
+
+EXAMPLES_FILE = "examples.json"
+READER_FILE = "reader.json"
+
+
+class BankError(KgteamError, ValueError):
+    """An example bank or reader file that cannot be read (the message names the file)."""
+
+
+class BankStep(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    predicate: str
+    direction: str
+    label: str = ""
+
+
+class Candidate(BaseModel):
+    """One reading the layer offered for an example, as the reader sees it, and whether it was right."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    entity: str
+    mention: str = ""
+    words: list[str] = Field(default_factory=list)  # the question's words with this reading's mention masked
+    steps: list[BankStep]
+    literal_end: bool = False
+    hand: float  # the hand scorer's score
+    support: float = 0.0
+    unexplained: float = 0.0
+    strength: float = 0.0  # mean p(label | word) of the named steps (embedding similarity)
+    f1: float = 0.0  # overlap of its answers with the gold answers
+    gold: bool = False  # one of the best-overlapping readings: what the question meant
+
+
+class Example(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    id: str
+    question: str
+    answers: list[str] = Field(default_factory=list)  # gold answer labels or values, for people reading the bank
+    sparql: str | None = None  # the gold query, when the example came with one
+    mention: str = ""  # the question's topic mention the gold reading starts from
+    candidates: list[Candidate] = Field(default_factory=list)
+
+    @property
+    def readings(self) -> list[Candidate]:
+        return [c for c in self.candidates if c.gold]
+
+    @property
+    def topic(self) -> str:
+        """What the example is about (for grouping: folds never split one topic)."""
+        gold = self.readings
+        return gold[0].entity if gold else self.question.lower()
+
+
+class ExampleBank(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    version: int = 1
+    examples: list[Example] = Field(default_factory=list)
+    source: str = ""
+
+    def merged(self, other: ExampleBank) -> ExampleBank:
+        """This bank with ``other``'s examples added (an example id seen again is replaced)."""
+        mine = {e.id: e for e in self.examples}
+        mine.update({e.id: e for e in other.examples})
+        return ExampleBank(examples=list(mine.values()),
+                           source="; ".join(s for s in (self.source, other.source) if s))
+
+
+def _read_json(file: Path) -> Any:
+    try:
+        return json.loads(file.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
+        raise BankError(f"cannot read {file}: {exc}") from exc
+
+
+def read_bank(kg_folder: Path) -> ExampleBank | None:
+    """The bank in ``kg_folder``; None when it has none."""
+    file = kg_folder / EXAMPLES_FILE
+    if not file.exists():
+        return None
+    try:
+        return ExampleBank.model_validate(_read_json(file))
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        raise BankError(f"{file}: {'.'.join(str(x) for x in first.get('loc', ()))}: {first.get('msg')}") from exc
+
+
+def write_json(data: dict[str, Any], file: Path) -> Path:
+    """Write atomically (a crash leaves the old file or the new one, never half of one)."""
+    fd, tmp = tempfile.mkstemp(prefix=f".{file.stem}-", suffix=".json", dir=file.parent)
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as fh:
+            json.dump(data, fh, ensure_ascii=False, separators=(",", ":"))
+            fh.write("\n")
+            fh.flush()
+            os.fsync(fh.fileno())
+        os.chmod(tmp, 0o644)
+        os.replace(tmp, file)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+    return file
+
+
+def write_bank(bank: ExampleBank, kg_folder: Path) -> Path:
+    return write_json(bank.model_dump(exclude_defaults=True), kg_folder / EXAMPLES_FILE)
+
+
+def read_reader_data(kg_folder: Path) -> dict[str, Any] | None:
+    """The trained reader's raw data in ``kg_folder`` (see ``roles.semantic.reader``); None without one."""
+    file = kg_folder / READER_FILE
+    if not file.exists():
+        return None
+    data = _read_json(file)
+    if not isinstance(data, dict) or not isinstance(data.get("weights"), dict):
+        raise BankError(f"{file}: not a trained reader (no weights)")
+    return data

@@ -1,0 +1,132 @@
+"""The example bank and the trained reader (issue 23): examples teach a KG's readings.
+
+Atelier's "Who made the Heron Vase?" is misread by the hand scorer ("made" ~ "made from"); three
+examples of "Who made X?" with their gold queries teach the reader "crafted by".
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+
+import pytest
+from typer.testing import CliRunner
+
+from kgteam.cli.app import app
+from kgteam.eval.datasets import DatasetItem, GoldAnswer
+from kgteam.eval.teaching import record_bank, record_example
+from kgteam.roles.semantic import SemanticLayer
+from kgteam.roles.semantic.reader import ReaderScorer, TrainedReader, cross_fit, fit_calibration, train
+from kgteam.tools.example_bank import BankStep, Candidate, Example
+
+A = "http://example.org/atelier/"
+MISREAD = "Who made the Heron Vase?"
+
+
+def _made(thing: str, iri: str, maker: str) -> DatasetItem:
+    return DatasetItem(id=f"made-{iri}", question=f"Who made the {thing}?", answers=[GoldAnswer(label=maker)],
+                       gold_query=f"SELECT ?answer WHERE {{ <{A}{iri}> <{A}craftedBy> ?answer }}")
+
+
+EXAMPLES = [_made("Ember Bowl", "EmberBowl", "Caspar Wren"), _made("Tide Tapestry", "TideTapestry", "Sabine Rook"),
+            _made("North Wind Rug", "NorthWindRug", "Teodor Vance")]
+
+
+@pytest.fixture(scope="module")
+def atelier_tools(atelier_home):
+    from kgteam.tools.kg import open_kg
+    from kgteam.tools.kg_tools import KGTools
+
+    tools = KGTools.from_kg(open_kg("atelier", home=atelier_home), embedder=None)
+    yield tools
+    tools.close()
+
+
+def _top(ranking) -> str:
+    return "|".join(s.predicate for s in ranking.paths[0].steps)
+
+
+async def test_the_bank_records_the_readings_that_reach_the_gold_answers(atelier_tools):
+    layer = SemanticLayer(atelier_tools.toolbox(), reader=None)
+    example = await record_example(layer, EXAMPLES[0])
+    assert example.readings, "some candidate reaches the gold answer"
+    assert [s.predicate for s in example.readings[0].steps] == [A + "craftedBy"]
+    assert all(c.f1 < 1.0 for c in example.candidates if not c.gold)
+    assert any(not c.gold for c in example.candidates)  # the misreadings are kept, to learn from
+
+
+async def test_a_few_examples_teach_the_reader_a_reading_the_hand_scorer_gets_wrong(atelier_tools):
+    hand = SemanticLayer(atelier_tools.toolbox(), reader=None)
+    assert _top(await hand.rank(MISREAD)) == A + "madeFrom"  # the misreading this test is about
+    bank = await record_bank(hand, EXAMPLES)
+    reader = train(bank.examples)
+    taught = await SemanticLayer(atelier_tools.toolbox(), reader=reader).rank(MISREAD)
+    assert _top(taught) == A + "craftedBy"
+    assert taught.paths[0].learned_from and set(taught.paths[0].learned_from) <= {e.id for e in EXAMPLES}
+    assert taught.paths[0].answers[0]["value"] == A + "OdileStrand"
+
+
+async def test_without_a_bank_nothing_changes(atelier_tools):
+    box = atelier_tools.toolbox()
+    assert box.reader is None  # the KG folder holds no reader.json
+    layer = SemanticLayer(box)
+    assert layer.reader is None
+    scorer = await layer.scorer(MISREAD, None, [])
+    assert type(scorer) is not ReaderScorer
+    # and a reader that learned nothing is the hand scorer: same paths, same scores, same confidence
+    hand = await SemanticLayer(box, reader=None).rank(MISREAD)
+    prior = await SemanticLayer(box, reader=TrainedReader({})).rank(MISREAD)
+    assert [(p.key, p.score) for p in prior.paths] == [(p.key, p.score) for p in hand.paths]
+    assert prior.confidence == hand.confidence
+
+
+def _synthetic(n_topics: int, per_topic: int) -> list[Example]:
+    """Examples whose right reading is ``p`` when the question says "alpha", else ``q``."""
+    out = []
+    for t in range(n_topics):
+        for k in range(per_topic):
+            word = "alpha" if (t + k) % 2 else "beta"
+            cands = [Candidate(entity=f"e{t}", words=["who", word, "<e>"], hand=0.5 if pred == "q" else 0.4,
+                               steps=[BankStep(predicate=pred, direction="out")], gold=(pred == "p") == (word == "alpha"))
+                     for pred in ("p", "q")]
+            out.append(Example(id=f"t{t}-{k}", question=f"who {word} T{t}", candidates=cands))
+    return out
+
+
+def test_cross_fitting_never_scores_an_example_with_a_reader_trained_on_it():
+    examples = _synthetic(12, 3)
+    held = cross_fit(examples, k=4)
+    assert held.scored == len(examples)
+    topic = {e.id: e.topic for e in examples}
+    for eid, seen in held.trained_on.items():
+        assert eid not in seen
+        assert not any(topic[s] == topic[eid] for s in seen)  # grouped by topic: no paraphrase leaks
+    assert held.hand_rate == pytest.approx(0.5, abs=0.1)  # the hand scorer always says q
+    assert held.reader_rate == 1.0  # "alpha" -> p learned on other topics
+    a, b = fit_calibration(held.pairs) or (1.0, 0.0)
+    assert a > 0  # a higher reader probability still means likelier right
+
+
+def test_tune_writes_the_bank_and_examples_lists_and_edits_it(atelier_home, tmp_path):
+    shutil.copytree(atelier_home / "kgs" / "atelier", tmp_path / "kgs" / "atelier")
+    file = tmp_path / "examples.jsonl"
+    file.write_text("".join(json.dumps(e.model_dump(exclude_none=True)) + "\n" for e in EXAMPLES), encoding="utf-8")
+    runner = CliRunner()
+    done = runner.invoke(app, ["tune", "atelier", "--examples", str(file), "--home", str(tmp_path), "-q",
+                               "--no-lexicon"])
+    assert done.exit_code == 0, done.output
+    assert (tmp_path / "kgs" / "atelier" / "reader.json").exists()
+    listed = runner.invoke(app, ["examples", "atelier", "--home", str(tmp_path), "--json"])
+    assert listed.exit_code == 0, listed.output
+    rows = [json.loads(line) for line in listed.output.splitlines()]
+    assert [r["id"] for r in rows] == [e.id for e in EXAMPLES]
+    assert rows[0]["reading"]["steps"][0]["predicate"] == A + "craftedBy"
+    asked = runner.invoke(app, ["ask", MISREAD, "--model", "none", "--kg", "atelier", "--home", str(tmp_path)])
+    assert asked.exit_code == 0, asked.output
+    assert "Odile Strand" in asked.output and "trained reader" in asked.output
+    removed = runner.invoke(app, ["examples", "atelier", "--home", str(tmp_path), "--remove", EXAMPLES[0].id])
+    assert removed.exit_code == 0 and "the bank holds 2" in removed.output
+    unknown = runner.invoke(app, ["examples", "atelier", "--home", str(tmp_path), "--remove", "nope"])
+    assert unknown.exit_code == 2 and "no example 'nope'" in unknown.output and "Traceback" not in unknown.output
+    none = runner.invoke(app, ["examples", "atelier", "--home", str(atelier_home)])
+    assert none.exit_code == 1 and "no example bank" in none.output
