@@ -31,7 +31,8 @@ class GeneratorSettings(BaseModel):
 
     use_model: bool = Field(True, description="let the model write the pseudo-graph (else: the semantic layer's reading)")
     max_triples: int = Field(40, ge=1, le=200, description="pseudo-triples kept from the model's Turtle")
-    max_walks: int = Field(100, ge=1, le=1000, description="walks of the reading's path turned into pseudo-triples")
+    max_walks: int = Field(1000, ge=1, le=5000, description="walks of the reading's path turned into pseudo-triples "
+                           "(one per answer: fewer leaves answers out)")
     max_relations: int = Field(8, ge=1, le=50, description="relations of the topic an open-ended question asks about")
     max_repairs: int = Field(1, ge=0, le=3, description="repairs asked after Turtle that does not parse")
     semantic: SemanticSettings = Field(default_factory=SemanticSettings, description="the model-free reading's ranking")
