@@ -19,6 +19,8 @@ def test_python_api_answers_precise_and_open_ended_questions(demo_kg_home):
         answer = team.ask("who directed Kismet")
         assert [v.label for v in answer.values] == ["William Dieterle"] and answer.grounded
         assert answer.evidence.pseudo_graph and all(t.status == "verified" for t in answer.evidence.pseudo_graph)
+        # model-free, the reading's score goes through the shipped map: a probability, never the raw 0.99
+        assert answer.calibration == "builtin:pgakv-none" and answer.confidence < 0.9 < answer.raw_confidence
         about = team.ask("Tell me about Kismet")
         assert about.status == "answered" and "William Dieterle [t" in about.text
 
