@@ -78,7 +78,9 @@ class AnswerWriter(Role[WriterSettings]):
             min(1.0, max(0.0, sum(f.score for f in answered) / len(answered))), 4)
         names = [v.label for v in values]
         if confidence < self.settings.min_confidence:
-            return Answer(text=f"I don't know: my best reading is not certain enough. Best guess: "
+            why = next((p for p in graph.plan if p.startswith("the reading leaves out")), "my best reading is not "
+                       "certain enough")
+            return Answer(text=f"I don't know: {why}. Best guess: "
                                f"{answer_list(names, 5)}.", status="unknown", grounded=False, confidence=confidence,
                           guess=values, evidence=evidence, fallbacks=fallbacks, reading=reading)
         return Answer(text=answer_list(names, self.settings.max_listed), values=values, status="answered",

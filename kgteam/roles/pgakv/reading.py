@@ -85,4 +85,18 @@ async def reading_graph(question: str, tools: Any, settings: SemanticSettings, *
                 subject_iri=s, predicate_iri=pred, object_iri=None if is_lit else o, object_is_literal=is_lit,
                 answer_end=end))
     plan = [f"{best.mention}: {best.explain()}"]
-    return PseudoGraph(triples=list(triples.values()), question=question, plan=plan, confidence=paths.confidence)
+    confidence = paths.confidence
+    walked = {n for nodes in nodes_of for n in nodes[:-1]}  # an answer the question names constrains nothing
+    left_out = [m.text for m in mentions if m.text != best.mention and not m.category and _name_like(m.text)
+                and m.exact_iris() and not set(m.exact_iris()) & walked]
+    if left_out:
+        # "who plays at position Defender for club Malmo_FF": a chain from one name that never
+        # meets the other is not what was asked; its answers stay a guess
+        plan.append(f"the reading leaves out {', '.join(left_out)}")
+        confidence = min(confidence, 0.49)
+    return PseudoGraph(triples=list(triples.values()), question=question, plan=plan, confidence=confidence)
+
+
+def _name_like(text: str) -> bool:
+    """Written as a name (a capital past the first letter's question position, a digit, an underscore)."""
+    return any(c.isupper() or c.isdigit() or c == "_" for c in text)

@@ -178,3 +178,11 @@ async def test_a_parse_error_is_retried_through_the_runtime(small_tools):
     assert len(signals) == 1 and signals[0].reason == "parse_error"
     graph = next(e.payload for e in seen if isinstance(e.payload, PseudoGraph))
     assert graph.source == "llm" and [v.label for v in answer.values] == ["Ian Sharp"]
+
+
+async def test_a_reading_that_leaves_a_named_entity_out_answers_nothing(small_tools):
+    """Two names, one chain: the chain from one name never goes through the other (at most it
+    ends there), so its answers ignore half the question and stay a guess."""
+    answer, _, _ = await _ask("which films starring Temuera Morrison did Ian Sharp direct", small_tools)
+    assert answer.status == "unknown" and "leaves out" in answer.text, answer.text
+    assert answer.guess  # the best reading's answers are shown, not stated
