@@ -15,9 +15,10 @@ from kgteam.tools.backends.oxigraph_store import OxigraphStore
 from kgteam.tools.types import ToolError
 
 TIMEOUT_S = 2.0  # the KG's; time and memory bombs ask for 0.5 s (the corpus says so)
-# What a query may take beyond its timeout: restarting a killed worker (~0.5 s, more on a busy
-# machine) and the event loop's hand-offs.
-SLACK_S = 1.5
+# What a query may take beyond its timeout: restarting a killed worker (~0.5 s; 2.1 s seen for a
+# memory bomb while both cores ran other jobs) and the event loop's hand-offs. An unbounded query
+# would run on for the whole corpus, so the bound still tells stopped from not stopped.
+SLACK_S = 2.5
 
 
 def test_the_corpus_is_large_and_covers_every_kind() -> None:
