@@ -80,6 +80,10 @@ async def reading_graph(question: str, tools: Any, settings: SemanticSettings, *
             last = i == len(steps)
             end = ("object" if direction == "out" else "subject") if last else None
             is_lit = last and o in literal
+            if (s, pred, o) in triples:  # a walk back over a triple it used before ("X's kid's parent")
+                if end and triples[(s, pred, o)].answer_end is None:
+                    triples[(s, pred, o)] = triples[(s, pred, o)].model_copy(update={"answer_end": end})
+                continue
             triples.setdefault((s, pred, o), PseudoTriple(
                 subject=labels.get(s, s), predicate=labels.get(pred, pred), object=o if is_lit else labels.get(o, o),
                 subject_iri=s, predicate_iri=pred, object_iri=None if is_lit else o, object_is_literal=is_lit,

@@ -186,3 +186,24 @@ async def test_a_reading_that_leaves_a_named_entity_out_answers_nothing(small_to
     answer, _, _ = await _ask("which films starring Temuera Morrison did Ian Sharp direct", small_tools)
     assert answer.status == "unknown" and "leaves out" in answer.text, answer.text
     assert answer.guess  # the best reading's answers are shown, not stated
+
+
+async def test_an_answer_reached_by_walking_back_over_a_used_triple_is_kept(tmp_path):
+    """"Belle Starr's children's parents's children": the last step walks the first triple again
+    (Belle → Pearl), and that triple must still mark the answer end, or nothing is answered."""
+    from kgteam.roles.pgakv.reading import reading_graph
+    from kgteam.roles.semantic import SemanticSettings
+    from kgteam.tools.kg import open_kg
+    from kgteam.tools.kg_tools import KGTools
+    from kgteam.tools.loading.builder import build_kg
+
+    src = tmp_path / "kb.txt"
+    src.write_text("Belle Starr|children|Pearl Starr\nPearl Starr|parents|Belle Starr\n", encoding="utf-8")
+    build_kg([src], "family", home=tmp_path, format="metaqa", progress=False, embed=False)
+    tools = KGTools.from_kg(open_kg("family", home=tmp_path))
+    try:
+        graph = await reading_graph("Belle Starr's children's parents's children?", tools.toolbox(), SemanticSettings())
+    finally:
+        tools.close()
+    ends = [(t.subject, t.object) for t in graph.triples if t.answer_end == "object"]
+    assert ends == [("Belle Starr", "Pearl Starr")], graph.triples
