@@ -15,9 +15,9 @@ from typing import Any
 
 from kgteam.eval.datasets import DatasetItem
 from kgteam.eval.metrics import Predicted, match_item
+from kgteam.eval.tuning import path_terms
 from kgteam.roles.semantic.layer import SemanticLayer, other_names
 from kgteam.roles.semantic.mentions import spot_mentions
-from kgteam.roles.semantic.paths import path_query
 from kgteam.roles.semantic.reader import masked_words, mean_strength
 from kgteam.roles.semantic.text import tokenize
 from kgteam.tools.example_bank import BankStep, Candidate, Example, ExampleBank
@@ -73,12 +73,7 @@ async def record_example(layer: SemanticLayer, item: DatasetItem, *, candidates:
     scored.sort(key=lambda t: (-t[1].score, len(t[0].steps), t[0].key))
     gold_values = await _gold_values(layer, item)
     for path, score, mention, words in scored[:candidates]:
-        try:
-            res = await layer.tools["run_sparql"](path_query(path), limit=1000)
-        except ToolError:
-            continue
-        var = f"x{len(path.steps)}"
-        terms = [row[var] for row in res.rows if var in row]
+        terms = await path_terms(layer.tools, path)
         if not terms:
             continue  # the layer drops a reading that answers nothing
         example.candidates.append(Candidate(

@@ -110,6 +110,16 @@ async def derive_lexicon(layer: SemanticLayer, items: Sequence[DatasetItem], *, 
     return Lexicon(relations=relations, stats=stats), report
 
 
+
+async def path_terms(tools: Any, path: RelationPath) -> list[Any] | None:
+    """The terms a relation path answers (its last variable), or None when its query fails."""
+    try:
+        res = await tools["run_sparql"](path_query(path), limit=1000)
+    except ToolError:
+        return None
+    var = f"x{len(path.steps)}"
+    return [row[var] for row in res.rows if var in row]
+
 async def _gold_reading(layer: SemanticLayer, item: DatasetItem, mentions: list[Any], candidates: int,
                         ) -> tuple[RelationPath, PathScore, Any, int] | None:
     """The best-ranked path whose answers hold a gold answer, with its rank (None: no path does)."""
@@ -118,12 +128,9 @@ async def _gold_reading(layer: SemanticLayer, item: DatasetItem, mentions: list[
         scored += [(p, s, mention) for p, s in (await layer.candidate_paths(item.question, mention))]
     scored.sort(key=lambda t: (-t[1].score, len(t[0].steps), t[0].key))
     for rank, (path, score, mention) in enumerate(scored[:candidates]):
-        try:
-            res = await layer.tools["run_sparql"](path_query(path), limit=1000)
-        except ToolError:
+        terms = await path_terms(layer.tools, path)
+        if terms is None:
             continue
-        var = f"x{len(path.steps)}"
-        terms = [row[var] for row in res.rows if var in row]
         iris = [t.value for t in terms if t.type == "uri"]
         names = await layer.tools["labels_for"](iris) if iris else {}
         for t in terms:
