@@ -6,7 +6,7 @@ import asyncio
 import contextlib
 import time
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Any
 
 import typer
 from rich.console import Console
@@ -50,7 +50,6 @@ def tune(
     from kgteam.roles.semantic.layer import SemanticLayer
     from kgteam.roles.semantic.similarity import embedder_similarity
     from kgteam.tools.embedding.base import EmbeddingError
-    from kgteam.tools.kg import open_kg
     from kgteam.tools.kg_tools import KGTools
     from kgteam.tools.lexicon import Lexicon, LexiconError, read_lexicon, write_lexicon
     from kgteam.tools.types import ToolError
@@ -62,10 +61,7 @@ def tune(
     items = sample(items, n, seed)
     if not items:
         raise fail(f"no examples in {examples!r}", 2)
-    try:
-        kg = open_kg(name, home=home)
-    except (ToolError, OSError) as exc:
-        raise fail(f"cannot open KG {name!r}: {exc}") from None
+    kg = _open(name, home)
     try:
         old = None if replace else read_lexicon(kg.path)
         tools = KGTools.from_kg(kg, lexicon=old or Lexicon(), reader=None)  # learn from the hand scorer
@@ -121,6 +117,17 @@ def tune(
                source=f"kgteam tune --examples {examples} (n={len(items)}, seed={seed})")
 
 
+def _open(name: str, home: Path | None) -> Any:
+    """The installed KG, or a clear error naming it."""
+    from kgteam.tools.kg import open_kg
+    from kgteam.tools.types import ToolError
+
+    try:
+        return open_kg(name, home=home)
+    except (ToolError, OSError) as exc:
+        raise fail(f"cannot open KG {name!r}: {exc}") from None
+
+
 def _teach(name: str, home: Path | None, items: list, lexicon: object, *, replace: bool, dry_run: bool,
            quiet: bool, source: str) -> None:
     """Record the examples' readings in the KG's bank (read with ``lexicon``), train its reader on the
@@ -130,15 +137,11 @@ def _teach(name: str, home: Path | None, items: list, lexicon: object, *, replac
     from kgteam.roles.semantic.similarity import embedder_similarity
     from kgteam.tools.embedding.base import EmbeddingError
     from kgteam.tools.example_bank import BankError, read_bank
-    from kgteam.tools.kg import open_kg
     from kgteam.tools.kg_tools import KGTools
     from kgteam.tools.types import ToolError
 
     started = time.perf_counter()
-    try:
-        kg = open_kg(name, home=home)
-    except (ToolError, OSError) as exc:
-        raise fail(f"cannot open KG {name!r}: {exc}") from None
+    kg = _open(name, home)
     try:
         before = None if replace else read_bank(kg.path)
         tools = KGTools.from_kg(kg, lexicon=lexicon, reader=None)  # the hand scorer reads the examples

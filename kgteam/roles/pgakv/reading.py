@@ -16,7 +16,7 @@ from kgteam.roles.semantic.paths import NAMING_PREDICATES, chain_graph
 from kgteam.roles.semantic.shape import read_shape
 from kgteam.roles.semantic.shaped import ShapedReader, mask_mentions, not_shape_words
 from kgteam.roles.semantic.similarity import team_similarity
-from kgteam.roles.semantic.topics import find_topics
+from kgteam.roles.semantic.topics import find_topics, name_like
 from kgteam.tools.query_builder import compile_query
 from kgteam.tools.types import ToolError
 
@@ -91,7 +91,7 @@ async def reading_graph(question: str, tools: Any, settings: SemanticSettings, *
     plan = [f"{best.mention}: {best.explain()}"]
     confidence = paths.confidence
     walked = {n for nodes in nodes_of for n in nodes[:-1]}  # an answer the question names constrains nothing
-    left_out = [m.text for m in mentions if m.text != best.mention and not m.category and _name_like(m.text)
+    left_out = [m.text for m in mentions if m.text != best.mention and not m.category and name_like(m.text)
                 and m.exact_iris() and not set(m.exact_iris()) & walked]
     if left_out:
         # "who plays at position Defender for club Malmo_FF": a chain from one name that never
@@ -100,7 +100,3 @@ async def reading_graph(question: str, tools: Any, settings: SemanticSettings, *
         confidence = min(confidence, 0.49)
     return PseudoGraph(triples=list(triples.values()), question=question, plan=plan, confidence=confidence)
 
-
-def _name_like(text: str) -> bool:
-    """Written as a name (a capital past the first letter's question position, a digit, an underscore)."""
-    return any(c.isupper() or c.isdigit() or c == "_" for c in text)

@@ -410,8 +410,8 @@ async def candidate_axioms(layer: SemanticLayer, question: str, anchors: Sequenc
                        key=lambda a: (-(a.end - a.start), a.start))
         out: list[Axiom] = []
         for other in loose[:2]:  # a lower-case end takes part in path rules only (no counting a tag)
-            out += [a for a in await _axioms_for(layer, question, [firm[0], other], hops=hops, keep=keep)
-                    if a.form == "path"]
+            out += [a for a in await _axioms_for(layer, question, [firm[0], other], hops=hops, keep=keep,
+                                                 stated=stated) if a.form == "path"]
         out.sort(key=lambda a: -(a.score or 0.0))
         return out[:keep]
     return await _axioms_for(layer, question, firm, hops=hops, keep=keep)
@@ -459,7 +459,9 @@ def _stated_value(question: str, anchor: TopicMention) -> str | None:
 
 
 async def _axioms_for(layer: SemanticLayer, question: str, firm: list[TopicMention], *, hops: int,
-                      keep: int, literal_end: bool = False) -> list[Axiom]:
+                      keep: int, literal_end: bool = False, stated: dict[str, int] | None = None) -> list[Axiom]:
+    """Rules over the firm anchors; ``stated``: the relation labels the question writes, when the
+    caller has read them already."""
     first = firm[0]
     second = firm[1] if len(firm) > 1 else None
     comp = comparative(question)
@@ -501,7 +503,8 @@ async def _axioms_for(layer: SemanticLayer, question: str, firm: list[TopicMenti
                                  premises=[f"{first.text} — {what} → ?v", f"{second.text} — {what} → ?v"],
                                  conclusion="a common ?v exists"))
     elif second is not None:
-        stated = await stated_relations(question, layer.tools)
+        if stated is None:
+            stated = await stated_relations(question, layer.tools)
         hop_between = len(firm) == 2 and through_noun(question, first, firm[1])
         out = await _path_axioms(layer, question, firm, stated, hops=hops, keep=keep, literal_end=literal_end,
                                  hop_between=hop_between)

@@ -13,7 +13,7 @@ from kgteam.roles.semantic.mentions import Mention, is_exact_hit, mention_in, sp
 from kgteam.tools.types import LabelHit
 
 
-def _name_like(text: str) -> bool:
+def name_like(text: str) -> bool:
     """Written as a name (a capital, a digit or an underscore), not as an everyday word."""
     return any(c.isupper() or c.isdigit() or c == "_" for c in text)
 
@@ -30,7 +30,7 @@ async def find_topics(question: str, tools: Any, *, max_mentions: int = 3, exact
     found = [m for m in await spot_mentions(question, tools) if m.exact_iris()
              and (not exact_only or any(is_exact_hit(h, m.text) for h in m.hits))][:max_mentions]
     return [TopicMention(text=m.text, start=m.start, end=m.end, iris=m.exact_iris(),
-                         firm=i == 0 or _name_like(m.text) or m.category, category=m.category)
+                         firm=i == 0 or name_like(m.text) or m.category, category=m.category)
             for i, m in enumerate(found)]
 
 
@@ -44,5 +44,5 @@ def topic_from_text(question: str, text: str, iris: list[str]) -> TopicMention |
     placed = mention_in(question, text, iris)
     if placed.start == placed.end:
         return None
-    return TopicMention(text=text, start=placed.start, end=placed.end, iris=iris, firm=_name_like(text))
+    return TopicMention(text=text, start=placed.start, end=placed.end, iris=iris, firm=name_like(text))
 
