@@ -10,6 +10,7 @@ from the bank alone.
 
 from __future__ import annotations
 
+import hashlib
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -59,6 +60,11 @@ async def _overlap(layer: SemanticLayer, item: DatasetItem, terms: list[Any], go
     return 2 * precision * recall / (precision + recall)
 
 
+def answers_key(terms: Sequence[Any]) -> str:
+    """A short digest of a reading's answers (readings that answer alike are not rivals)."""
+    return hashlib.blake2b("\n".join(sorted({t.value for t in terms})).encode(), digest_size=8).hexdigest()
+
+
 async def record_example(layer: SemanticLayer, item: DatasetItem, *, candidates: int = 30) -> Example:
     """The example with its candidate readings and which of them reach the gold answers."""
     example = Example(id=item.id, question=item.question, sparql=item.gold_query,
@@ -80,7 +86,8 @@ async def record_example(layer: SemanticLayer, item: DatasetItem, *, candidates:
             entity=path.entity, mention=mention.text, words=words, literal_end=path.literal_end,
             steps=[BankStep(predicate=s.predicate, direction=s.direction, label=s.label) for s in path.steps],
             hand=round(score.score, 5), support=round(score.support, 5), unexplained=round(score.unexplained, 5),
-            strength=round(mean_strength(score), 5), f1=round(await _overlap(layer, item, terms, gold_values), 4)))
+            strength=round(mean_strength(score), 5), f1=round(await _overlap(layer, item, terms, gold_values), 4),
+            answers_key=answers_key(terms)))
     best = max((c.f1 for c in example.candidates), default=0.0)
     for c in example.candidates:
         c.gold = best > 0 and c.f1 >= best - 1e-9

@@ -229,6 +229,8 @@ class RankedPath(BaseModel):
     triple_ids: list[int] = Field(default_factory=list)  # the retrieved triples that walk this path (KERAG)
     # set when the KG's trained reader scored this path: the bank examples that taught it (maybe none)
     learned_from: list[str] | None = None
+    # the KG's own confidence map (Platt a, b on the logit), refit on its examples, cross-fitted
+    calibration: tuple[float, float] | None = None
 
     @property
     def hops(self) -> int:
@@ -298,7 +300,17 @@ def path_confidence(path: ScoredReading, paths: Sequence[ScoredReading]) -> floa
     weight = sum(math.exp(max(-50.0, min(50.0, (r - path.score) / CONFIDENCE_TEMPERATURE))) for r in rivals)
     # a step that no word names is a guess however far ahead the path is
     named = min(1.0, path.support / CONFIDENCE_SUPPORT)
-    return round(named / (1.0 + weight), 4)
+    return round(platt(named / (1.0 + weight), getattr(path, "calibration", None)), 4)
+
+
+def platt(confidence: float, calibration: tuple[float, float] | None) -> float:
+    """``confidence`` through a Platt map on its logit (``None``: unchanged)."""
+    if calibration is None:
+        return confidence
+    a, b = calibration
+    p = min(1 - 1e-6, max(1e-6, confidence))
+    x = max(-7.0, min(7.0, math.log(p / (1 - p))))  # as fitted (reader.fit_calibration)
+    return 1.0 / (1.0 + math.exp(-max(-50.0, min(50.0, a * x + b))))
 
 
 class TopicMention(BaseModel):

@@ -49,6 +49,7 @@ class Candidate(BaseModel):
     unexplained: float = 0.0
     strength: float = 0.0  # mean p(label | word) of the named steps (embedding similarity)
     f1: float = 0.0  # overlap of its answers with the gold answers
+    answers_key: str = ""  # a digest of its answers: readings that answer alike are not rivals ("": unknown)
     gold: bool = False  # one of the best-overlapping readings: what the question meant
 
 

@@ -240,7 +240,7 @@ class SemanticLayer:
         ranked: list[RankedPath] = []
         executed = 0
         for path, score, mention in scored[:keep]:
-            rp = _ranked(path, score, mention)
+            rp = _ranked(path, score, mention, self.reader.calibration if self.reader is not None else None)
             rp.sparql = path_query(path)
             if executed < self.settings.executed:
                 executed += 1
@@ -255,16 +255,16 @@ class SemanticLayer:
             ranked.append(rp)
         ranking = RelationPaths(question=question, mention=ranked[0].mention if ranked else None, paths=ranked)
         if ranked:
+            # a trained reader's paths carry the map refit on the KG's own examples (cross-fitted)
             ranking.confidence = path_confidence(ranked[0], [p for p in ranked if p.answers])
-            if self.reader is not None:  # the map refit on the KG's own examples (cross-fitted)
-                ranking.confidence = self.reader.calibrated(ranking.confidence)
         return ranking
 
 
-def _ranked(path: RelationPath, score: PathScore, mention: Mention) -> RankedPath:
+def _ranked(path: RelationPath, score: PathScore, mention: Mention,
+            calibration: tuple[float, float] | None = None) -> RankedPath:
     steps = [RelationMatch(predicate=m.step.predicate, direction=m.step.direction, label=m.step.label,
                            words=m.unit.text if m.unit else None, strength=round(m.strength, 4),
                            learned_from=score.learned_from)
              for m in score.matches]
     return RankedPath(entity=path.entity, mention=mention.text, steps=steps, score=round(score.score, 4),
-                      support=round(score.support, 4), learned_from=score.learned_from)
+                      support=round(score.support, 4), learned_from=score.learned_from, calibration=calibration)

@@ -24,13 +24,17 @@ from typing import Any
 
 import numpy as np
 
-from kgteam.protocols.payloads import CONFIDENCE_TEMPERATURE
+from kgteam.protocols.payloads import CONFIDENCE_SUPPORT, CONFIDENCE_TEMPERATURE, platt
 from kgteam.roles.semantic.paths import PathStep
 from kgteam.roles.semantic.scoring import PathScore, QuestionScorer
 from kgteam.roles.semantic.text import WH_WORDS, Token, stem
 from kgteam.tools.example_bank import Candidate, Example
 
 FEATURES_VERSION = 1
+# the learned pull (in logit units) of the question's words towards a path at which the reader
+# vouches that its examples name that path: e**1, about 2.7 times likelier than the hand scorer said
+VOUCH = 1.0
+_WORD_FEATURES = ("w=", "t=", "wh=")
 
 
 def masked_words(tokens: Sequence[Token], span: tuple[int, int] | None,
@@ -106,12 +110,18 @@ class TrainedReader:
         """The reading's score on the hand scorer's scale: hand score + temperature * correction."""
         return view.hand + CONFIDENCE_TEMPERATURE * self.correction(view)
 
+    def vouches(self, view: ReadingView) -> bool:
+        """Whether the examples taught the question's words this path: then the path counts as named
+        (the hand scorer's confidence is capped by how well words name every step; here the
+        examples name it), and the confidence is the reader's softmax through its own map."""
+        w = self.weights
+        return sum(w.get(k, 0.0) * v for k, v in features(view).items() if k.startswith(_WORD_FEATURES)) >= VOUCH
+
+    def support(self, view: ReadingView) -> float:
+        return max(view.support, CONFIDENCE_SUPPORT) if self.vouches(view) else view.support
+
     def calibrated(self, confidence: float) -> float:
-        if self.calibration is None:
-            return confidence
-        a, b = self.calibration
-        p = min(1 - 1e-6, max(1e-6, confidence))
-        return round(1.0 / (1.0 + math.exp(-(a * math.log(p / (1 - p)) + b))), 4)
+        return round(platt(confidence, self.calibration), 4)
 
     def to_json(self) -> dict[str, Any]:
         return {"version": FEATURES_VERSION, "weights": {k: round(v, 5) for k, v in self.weights.items()
@@ -189,13 +199,20 @@ def train(examples: Sequence[Example], *, l2: float = 0.05, iterations: int = 15
 
 
 def top_reading(reader: TrainedReader | None, example: Example) -> tuple[Candidate, float] | None:
-    """The candidate ``reader`` ranks first (the hand scorer without one) and its softmax probability."""
+    """The candidate ``reader`` ranks first (the hand scorer without one) and its confidence, as the
+    layer computes it at run time (``payloads.path_confidence``, before any map): a softmax against
+    the candidates that answer otherwise, times how well its weakest step is named."""
     if not example.candidates:
         return None
-    scores = [reader.score(candidate_view(c)) if reader else c.hand for c in example.candidates]
+    views = [candidate_view(c) for c in example.candidates]
+    scores = [reader.score(v) if reader else c.hand for v, c in zip(views, example.candidates, strict=True)]
     best = max(range(len(scores)), key=lambda i: (scores[i], -len(example.candidates[i].steps)))
-    z = [math.exp((s - scores[best]) / CONFIDENCE_TEMPERATURE) for s in scores]
-    return example.candidates[best], z[best] / sum(z)
+    top = example.candidates[best]
+    rivals = sum(math.exp(max(-50.0, min(50.0, (s - scores[best]) / CONFIDENCE_TEMPERATURE)))
+                 for i, (s, c) in enumerate(zip(scores, example.candidates, strict=True))
+                 if i != best and (not c.answers_key or c.answers_key != top.answers_key))
+    support = reader.support(views[best]) if reader else top.support
+    return top, min(1.0, support / CONFIDENCE_SUPPORT) / (1.0 + rivals)
 
 
 def folds(examples: Sequence[Example], k: int, seed: int = 0) -> list[list[Example]]:
@@ -252,10 +269,13 @@ def cross_fit(examples: Sequence[Example], k: int = 5, seed: int = 0) -> HeldOut
 
 def fit_calibration(pairs: Sequence[tuple[float, bool]], iterations: int = 100,
                     ridge: float = 5.0) -> tuple[float, float] | None:
-    """Platt scaling of the logit of the confidence on cross-fitted pairs (None: too few or one-sided)."""
+    """Platt scaling of the logit of the confidence on cross-fitted pairs (None: too few or one-sided).
+
+    The logits are clipped to +-7 (a confidence of 0 or 1 says "far", not "infinitely far") and the
+    Newton steps are damped, so pairs the confidence separates perfectly cannot blow the map up."""
     if len(pairs) < 30 or all(r for _, r in pairs) or not any(r for _, r in pairs):
         return None
-    x = np.array([math.log(min(1 - 1e-6, max(1e-6, p)) / (1 - min(1 - 1e-6, max(1e-6, p)))) for p, _ in pairs])
+    x = np.array([_logit(p) for p, _ in pairs])
     y = np.array([1.0 if r else 0.0 for _, r in pairs])
     a, b = 1.0, 0.0
     for _ in range(iterations):  # Newton steps on the logistic loss, pulled towards the identity map
@@ -263,11 +283,15 @@ def fit_calibration(pairs: Sequence[tuple[float, bool]], iterations: int = 100,
         g = np.array([np.sum((p - y) * x) + ridge * (a - 1.0), np.sum(p - y) + ridge * b])
         h = p * (1 - p)
         hess = np.array([[np.sum(h * x * x), np.sum(h * x)], [np.sum(h * x), np.sum(h)]]) + ridge * np.eye(2)
-        step = np.linalg.solve(hess, g)
+        step = np.clip(np.linalg.solve(hess, g), -1.0, 1.0)
         a, b = a - step[0], b - step[1]
         if np.abs(step).max() < 1e-6:
             break
     return float(round(a, 4)), float(round(b, 4))
+
+
+def _logit(p: float) -> float:
+    return max(-7.0, min(7.0, math.log(max(1e-6, p) / max(1e-6, 1 - p))))
 
 
 def teach(examples: Sequence[Example], *, k: int = 5, seed: int = 0) -> tuple[TrainedReader, HeldOut]:
@@ -301,6 +325,8 @@ class ReaderScorer(QuestionScorer):
         hand.hand = hand.score
         hand.score = self.reader.score(view)
         hand.learned_from = self.reader.taught.get(path_signature(steps), [])[:3]
+        if self.reader.vouches(view):
+            hand.learned_support = CONFIDENCE_SUPPORT
         return hand
 
 

@@ -63,12 +63,14 @@ class PathScore:
     inversions: int = 0
     hand: float | None = None  # the hand scorer's score when a trained reader re-scored the path
     learned_from: list[str] | None = None  # the examples that taught the reader this path (None: not read by one)
+    learned_support: float = 0.0  # how well the trained reader's examples name the path (0: they do not)
 
     @property
     def support(self) -> float:
-        """The weakest named step's strength (0 when a step is named by nothing)."""
+        """The weakest named step's strength (0 when a step is named by nothing), or the trained
+        reader's naming when its examples taught these words this path."""
         named = [m.strength for m in self.matches if not m.shared]
-        return min(named) if named else 0.0
+        return max(min(named) if named else 0.0, self.learned_support)
 
 
 @functools.lru_cache(maxsize=200_000)  # the same word and label meet at every depth of every question
