@@ -12,6 +12,7 @@ empty and the prompt is what it was without one.
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
@@ -60,19 +61,30 @@ def word_overlap(a: str, b: str) -> float:
     return len(x & y) / len(x | y) if x and y else 0.0
 
 
-async def nearest(question: str, shots: list[Shot], k: int, similarity: Similarity | None) -> list[Shot]:
-    """The ``k`` shots whose questions are nearest ``question`` (the question itself skipped; ties keep bank order)."""
+def masked(text: str, names: Iterable[str]) -> str:
+    """``text`` without the names it mentions: questions compare by how they ask, not by whom they ask about."""
+    for name in sorted({n.strip() for n in names if n.strip()}, key=len, reverse=True):
+        text = re.sub(re.escape(name), " ", text, flags=re.IGNORECASE)
+    return " ".join(text.split())
+
+
+async def nearest(question: str, shots: list[Shot], k: int, similarity: Similarity | None,
+                  mentions: Iterable[str] = ()) -> list[Shot]:
+    """The ``k`` shots whose questions are nearest ``question`` (the question itself skipped; ties keep
+    bank order). ``mentions`` (the question's topic names) and each shot's topic are masked first."""
     pool = [s for s in shots if not same_text(s.question, question)]
     if k <= 0 or not pool:
         return []
+    mine = masked(question, mentions) or question
+    theirs = [masked(s.question, [s.topic]) or s.question for s in pool]
     scores: list[float] | None = None
     if similarity is not None:
         try:
-            scores = [float(v) for v in (await similarity([question], [s.question for s in pool]))[0]]
+            scores = [float(v) for v in (await similarity([mine], theirs))[0]]
         except (ToolError, ValueError):  # an embedder that fails (EmbeddingError is a ToolError) or answers oddly
             scores = None
     if scores is None or len(scores) != len(pool):
-        scores = [word_overlap(question, s.question) for s in pool]
+        scores = [word_overlap(mine, t) for t in theirs]
     order = sorted(range(len(pool)), key=lambda i: -scores[i])
     return [pool[i] for i in order[:k]]
 
@@ -108,8 +120,9 @@ def worked_block(shots: list[Shot]) -> str:
                                                                                  tag="worked_examples"))
 
 
-async def worked_examples(question: str, ctx: Any, k: int, *, role: str) -> str:
-    """The worked-examples block for a prompt about ``question``: empty without a model, a bank or ``k``."""
+async def worked_examples(question: str, ctx: Any, k: int, *, role: str, mentions: Iterable[str] = ()) -> str:
+    """The worked-examples block for a prompt about ``question`` (whose topic names are ``mentions``):
+    empty without a model, a bank or ``k``."""
     bank = getattr(ctx.tools, "bank", None)
     if k <= 0 or bank is None or not question.strip() or not model_available(ctx.model):
         return ""
@@ -118,7 +131,7 @@ async def worked_examples(question: str, ctx: Any, k: int, *, role: str) -> str:
     except BankError as exc:  # the bank is broken: say so in the trace and prompt without it
         ctx.trace.record("worked_examples", role=role, error=str(exc))
         return ""
-    chosen = await nearest(question, shots, k, team_similarity(ctx.tools) if shots else None)
+    chosen = await nearest(question, shots, k, team_similarity(ctx.tools) if shots else None, mentions)
     if chosen:
         ctx.trace.record("worked_examples", role=role, examples=[s.id for s in chosen])
     return worked_block(chosen)

@@ -70,9 +70,10 @@ class Planner(Role[PlannerSettings]):
                                             "reason": "no relation leads further from the kept paths"})
         return grown
 
-    async def _worked(self, question: str, ctx: RoleContext) -> str:
+    async def _worked(self, question: str, ctx: RoleContext, topics: list[TopicMention]) -> str:
         """The bank's nearest worked examples, ending in a blank line (nothing without them)."""
-        block = await worked_examples(question, ctx, self.settings.worked_examples, role=self.instance_name)
+        block = await worked_examples(question, ctx, self.settings.worked_examples, role=self.instance_name,
+                                      mentions=[t.text for t in topics])
         return block + "\n\n" if block else ""
 
     def _limits(self) -> Limits:
@@ -87,7 +88,7 @@ class Planner(Role[PlannerSettings]):
             absent = [m for m in out.mentions if not m.strip() or m.strip().lower() not in question.lower()]
             return f"copy mentions from the question; not in it: {absent[:3]}" if absent else None
 
-        worked = await self._worked(question, ctx)
+        worked = await self._worked(question, ctx, spotted)
         res = await produce(ctx, role=self.instance_name, decision="topics", prompt=self.prompt("kerag_topics"),
                             output=ProposedMentions, validate=validate, fallback=lambda: ProposedMentions(),
                             values={"question": fence(question, tag="question"), "worked": worked,

@@ -162,7 +162,8 @@ class Generalist(Role[GeneralistSettings]):
                 return f"the knowledge graph's best reading of the question has {det.hops} hop(s), not {chain.hops}"
             return None
 
-        worked = await worked_examples(question, ctx, self.settings.worked_examples, role=self.instance_name)
+        worked = await worked_examples(question, ctx, self.settings.worked_examples, role=self.instance_name,
+                                       mentions=names)
         notes = [worked] if worked else []
         if hint.note or hint.hops:
             notes.append("A previous attempt failed: " + fence(hint.text(), tag="retry_hint"))
