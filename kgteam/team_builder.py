@@ -314,6 +314,7 @@ def build_toolbox(kg_tools: Any, web: Any = None) -> Toolbox:
     except ContractError as exc:
         raise TeamBuildError(str(exc)) from exc
     box.reader = getattr(kg_tools, "reader", None)  # the KG's trained reader, for every semantic layer
+    box.bank = getattr(kg_tools, "bank", None)  # the KG's example bank, for model prompts' worked examples
     return box
 
 

@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 import os
 import tempfile
+import threading
 from pathlib import Path
 from typing import Any
 
@@ -106,6 +107,28 @@ def read_bank(kg_folder: Path) -> ExampleBank | None:
     except ValidationError as exc:
         first = exc.errors()[0]
         raise BankError(f"{file}: {'.'.join(str(x) for x in first.get('loc', ()))}: {first.get('msg')}") from exc
+
+
+class LazyBank:
+    """A KG folder's bank, read on first use: only prompts with a model show its examples, so a
+    model-free run never pays for parsing it. Read once; a bank changed later is seen by the next process."""
+
+    def __init__(self, kg_folder: Path):
+        self.folder = kg_folder
+        self._bank: ExampleBank | None = None
+        self._lock = threading.Lock()
+
+    @classmethod
+    def of(cls, kg_folder: Path) -> LazyBank | None:
+        """A loader for the bank in ``kg_folder``; None when it has none."""
+        return cls(kg_folder) if (kg_folder / EXAMPLES_FILE).exists() else None
+
+    def get(self) -> ExampleBank:
+        """The bank (BankError when the file cannot be read; an emptied folder reads as an empty bank)."""
+        with self._lock:
+            if self._bank is None:
+                self._bank = read_bank(self.folder) or ExampleBank()
+            return self._bank
 
 
 def write_json(data: dict[str, Any], file: Path) -> Path:

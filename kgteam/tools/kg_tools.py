@@ -24,7 +24,7 @@ from pydantic import Field, create_model
 from kgteam.tools.backends.base import LabelIndex, TripleStore
 from kgteam.tools.backends.rdf_terms import XSD_STRING, canonical_datatype, term_sort_key
 from kgteam.tools.embedding.base import Embedder, EmbeddingError
-from kgteam.tools.example_bank import read_reader_data
+from kgteam.tools.example_bank import LazyBank, read_reader_data
 from kgteam.tools.fusion import reciprocal_rank_fusion
 from kgteam.tools.lexicon import Lexicon, read_lexicon
 from kgteam.tools.naming import DEFAULT_NAMING, Naming, fallback_name, naming_of
@@ -81,11 +81,15 @@ class KGTools:
         lexicon: Lexicon | None = None,
         naming: Naming = DEFAULT_NAMING,
         reader: dict[str, Any] | None = None,
+        bank: LazyBank | None = None,
     ) -> None:
         self.store = store
         # The KG's trained reader (``<kg>/reader.json`` from its example bank; kgteam.roles.semantic.reader),
         # handed to every role's toolbox so each semantic layer reads with it. None: the hand scorer only.
         self.reader = reader
+        # The KG's example bank (``<kg>/examples.json``), read on first use: the worked examples of
+        # model prompts (kgteam.roles.fewshot). None: the KG has no bank.
+        self.bank = bank
         # What the KG calls its IRIs (kgteam.tools.naming): the one definition behind every label shown.
         self.naming = naming
         # Words for predicates beyond their labels (``<kg>/lexicon.json``: written or ``kgteam tune``d).
@@ -115,6 +119,8 @@ class KGTools:
             kwargs["lexicon"] = read_lexicon(kg.path)
         if "reader" not in kwargs:  # the KG folder's reader.json (BankError when it is broken)
             kwargs["reader"] = read_reader_data(kg.path)
+        if "bank" not in kwargs:  # the KG folder's examples.json, parsed only when a prompt needs it
+            kwargs["bank"] = LazyBank.of(kg.path)
         if "naming" not in kwargs:  # the naming predicates `kgteam load --label-predicate` recorded
             kwargs["naming"] = naming_of(kg.manifest)
         return cls(kg.store, kg.labels, embedder=embedder, vectors=kg.vectors, **kwargs)
@@ -506,7 +512,7 @@ class KGTools:
         """These tools by name (what a team built without plugins offers its roles)."""
         box = Toolbox.from_callables({name: getattr(type(self), name) for name in TOOL_NAMES}, [self])
         return Toolbox({name: self._run_sparql_tool(tool) if name == "run_sparql" else tool
-                        for name, tool in box.items()}, reader=self.reader)
+                        for name, tool in box.items()}, reader=self.reader, bank=self.bank)
 
 
 def _values_chunks(iris: list[str]) -> list[str]:

@@ -184,10 +184,12 @@ class Toolbox(Mapping[str, Tool]):
     """The tools one role may call, by name: ``await ctx.tools["neighbors"](iri, hops=2)``."""
 
     def __init__(self, tools: Mapping[str, Tool] | None = None, *, owner: str = "", installed: list[str] | None = None,
-                 reader: Any = None):
+                 reader: Any = None, bank: Any = None):
         self._tools = dict(tools or {})
         # the KG's trained reader data (not a tool: no model calls it), passed on to every role's box
         self.reader = reader
+        # the KG's example bank (a LazyBank; not a tool either): worked examples for model prompts
+        self.bank = bank
         self.owner = owner
         self._installed = installed if installed is not None else sorted(self._tools)
 
@@ -213,11 +215,11 @@ class Toolbox(Mapping[str, Tool]):
     def only(self, names: list[str] | tuple[str, ...], *, owner: str = "") -> Toolbox:
         """The subset granted to one role (unknown names are the team check's business)."""
         return Toolbox({n: self._tools[n] for n in names if n in self._tools}, owner=owner,
-                       installed=sorted(self._tools), reader=self.reader)
+                       installed=sorted(self._tools), reader=self.reader, bank=self.bank)
 
     def with_hook(self, hook: ToolHook | None) -> Toolbox:
         return Toolbox({n: t.with_hook(hook) for n, t in self._tools.items()}, owner=self.owner,
-                       installed=self._installed, reader=self.reader)
+                       installed=self._installed, reader=self.reader, bank=self.bank)
 
     def specs(self) -> list[dict[str, Any]]:
         """OpenAI ``tools=[...]`` for every tool in this box."""

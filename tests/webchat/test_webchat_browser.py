@@ -324,3 +324,27 @@ def test_pgakv_pseudo_graph_is_shown_beside_the_fixed_graph_with_unverified_trip
     assert shown["sides"] == 2 and shown["fixedGraph"]
     assert shown["rows"][0][:2] == ["verified", "verified"] and shown["rows"][0][2] == "none"
     assert shown["rows"][1][:2] == ["unverified", "unverified (not stated)"] and shown["rows"][1][2] == "line-through"
+
+
+READER_CARD_JS = """
+async (answer) => {
+  const { renderAnswer } = await import('/evidence.js');
+  const card = renderAnswer(answer);
+  document.body.append(card);
+  const reader = card.querySelector('.evidence-reader');
+  return { reading: card.querySelector('.evidence-reading')?.textContent ?? null,
+           reader: reader ? [reader.textContent, reader.dataset.examples] : null };
+}
+"""
+
+
+def test_the_evidence_says_when_the_trained_reader_chose_the_reading_and_from_which_examples(open_chat):
+    page = open_chat()
+    match = {"predicate": "ex:craftedBy", "label": "crafted by", "direction": "out", "words": "made"}
+    answer = {"text": "Odile Strand", "status": "answered", "grounded": True,
+              "evidence": {"matches": [{**match, "learned_from": ["made-1", "made-2"]}]}}
+    shown = page.evaluate(READER_CARD_JS, answer)
+    assert shown["reading"] == 'reading: "made" ~ ->crafted by'
+    assert shown["reader"] == ["read by the KG's trained reader (taught by examples: made-1, made-2)", "made-1 made-2"]
+    hand = page.evaluate(READER_CARD_JS, {**answer, "evidence": {"matches": [{**match, "learned_from": None}]}})
+    assert hand["reading"] == 'reading: "made" ~ ->crafted by' and hand["reader"] is None  # the hand scorer read it

@@ -17,6 +17,7 @@ from kgteam.protocols.payloads import Question, RetrievalPlan, TopicMention
 from kgteam.roles.base import Role, RoleContext
 from kgteam.roles.choice import produce
 from kgteam.roles.contract import handles
+from kgteam.roles.fewshot import worked_examples
 from kgteam.roles.kerag.retrieval import combine_of
 from kgteam.roles.semantic.mentions import is_exact_hit
 from kgteam.roles.semantic.path_planning import Limits, expand
@@ -31,6 +32,8 @@ class PlannerSettings(BaseModel):
     max_mentions: int = Field(3, ge=1, le=10, description="topic mentions per question")
     max_entities: int = Field(3, ge=1, le=10, description="KG entities tried per mention")
     max_repairs: int = Field(1, ge=0, le=3, description="repairs asked after an invalid model reply")
+    worked_examples: int = Field(3, ge=0, le=10, description="examples of the KG's bank nearest the question "
+                                 "shown to the model as worked examples (0: none; no bank: none)")
 
 
 class ProposedMentions(BaseModel):
@@ -67,6 +70,12 @@ class Planner(Role[PlannerSettings]):
                                             "reason": "no relation leads further from the kept paths"})
         return grown
 
+    async def _worked(self, question: str, ctx: RoleContext, topics: list[TopicMention]) -> str:
+        """The bank's nearest worked examples, ending in a blank line (nothing without them)."""
+        block = await worked_examples(question, ctx, self.settings.worked_examples, role=self.instance_name,
+                                      mentions=[t.text for t in topics])
+        return block + "\n\n" if block else ""
+
     def _limits(self) -> Limits:
         return Limits(max_entities=self.settings.max_entities)
 
@@ -79,9 +88,10 @@ class Planner(Role[PlannerSettings]):
             absent = [m for m in out.mentions if not m.strip() or m.strip().lower() not in question.lower()]
             return f"copy mentions from the question; not in it: {absent[:3]}" if absent else None
 
+        worked = await self._worked(question, ctx, spotted)
         res = await produce(ctx, role=self.instance_name, decision="topics", prompt=self.prompt("kerag_topics"),
                             output=ProposedMentions, validate=validate, fallback=lambda: ProposedMentions(),
-                            values={"question": fence(question, tag="question"),
+                            values={"question": fence(question, tag="question"), "worked": worked,
                                     "max_mentions": self.settings.max_mentions},
                             max_repairs=self.settings.max_repairs, max_tokens=96)
         topics = list(spotted)

@@ -33,6 +33,7 @@ from kgteam.protocols.payloads import (
 from kgteam.roles.base import Role, RoleContext
 from kgteam.roles.choice import produce
 from kgteam.roles.contract import handles
+from kgteam.roles.fewshot import worked_examples
 from kgteam.roles.semantic import Mention, SemanticLayer, SemanticSettings, spot_mentions
 from kgteam.roles.semantic.reading_answer import read_graph
 from kgteam.roles.semantic.shape import ShapeReading, read_shape
@@ -53,6 +54,8 @@ class GeneralistSettings(BaseModel):
     sure: float = Field(0.4, ge=0, le=1, description="layer confidence above which the model must agree on hops")
     shapes: bool = Field(True, description="read counts, superlatives, comparisons, yes/no, two-entity joins and "
                          "answer kinds into a query graph (off: chains only)")
+    worked_examples: int = Field(3, ge=0, le=10, description="examples of the KG's bank nearest the question "
+                                 "shown to the model as worked examples (0: none; no bank: none)")
     semantic: SemanticSettings = Field(default_factory=SemanticSettings)
 
 
@@ -159,7 +162,9 @@ class Generalist(Role[GeneralistSettings]):
                 return f"the knowledge graph's best reading of the question has {det.hops} hop(s), not {chain.hops}"
             return None
 
-        notes = []
+        worked = await worked_examples(question, ctx, self.settings.worked_examples, role=self.instance_name,
+                                       mentions=names)
+        notes = [worked] if worked else []
         if hint.note or hint.hops:
             notes.append("A previous attempt failed: " + fence(hint.text(), tag="retry_hint"))
         expected = seen_shape(seen)

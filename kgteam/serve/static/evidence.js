@@ -94,6 +94,25 @@ function pseudoBeside(pseudo, triples) {
   return h("div", { class: "pseudo-beside" }, believed, fixed);
 }
 
+/** `"made" ~ ->crafted by`: which words of the question named which relation (as `kgteam ask` says it). */
+function explainMatch(m) {
+  const said = m.words ? `"${m.words}"` : "(unnamed)";
+  return `${said} ~ ${m.direction === "in" ? "<-" : "->"}${m.label || m.predicate || "?"}`;
+}
+
+/** The reading line, and when the KG's trained reader chose it, which bank examples taught it. */
+function readingLines(matches) {
+  if (!matches.length) return [];
+  const lines = [h("p", { class: "evidence-reading muted" }, `reading: ${matches.map(explainMatch).join("; ")}`)];
+  const taught = matches.find((m) => Array.isArray(m.learned_from));
+  if (taught) {
+    const ids = taught.learned_from.map(String);
+    lines.push(h("p", { class: "evidence-reader", "data-examples": ids.join(" ") },
+      "read by the KG's trained reader" + (ids.length ? ` (taught by examples: ${ids.join(", ")})` : "")));
+  }
+  return lines;
+}
+
 /** The evidence block of an answer (an <section>); empty parts are left out. */
 export function renderEvidence(evidence) {
   const ev = evidence || {};
@@ -102,7 +121,7 @@ export function renderEvidence(evidence) {
   const documents = list(ev.documents).map(normaliseDocument);
   const axioms = list(ev.axioms).map(normaliseAxiom);
   const pseudo = list(ev.pseudo_graph).map((t) => ({ ...normaliseTriple(t), status: String(t.status ?? "unverified") }));
-  const parts = [];
+  const parts = readingLines(list(ev.matches).filter((m) => m && typeof m === "object"));
   if (pseudo.length) parts.push(section("Pseudo-graph", pseudo.length, pseudoBeside(pseudo, triples), true));
   if (triples.length) {
     parts.push(section("Triples", triples.length, triplesTable(triples), true));
