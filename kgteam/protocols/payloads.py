@@ -385,6 +385,7 @@ class Reading(BaseModel):
     support: float = 0.0
     answers: list[dict[str, Any]] = Field(default_factory=list)  # SPARQL JSON terms
     triple_ids: list[int] = Field(default_factory=list)  # ``Subgraph.triples`` walked to its answers
+    calibration: tuple[float, float] | None = None  # the KG's own confidence map (see RankedPath)
 
     @property
     def key(self) -> str:

@@ -147,16 +147,18 @@ async def retrieve(layer: SemanticLayer, question: str, topics: Sequence[TopicMe
             executed.append((path, score, rel, answers))
     executed.sort(key=lambda e: (-e[1].score, len(e[0].steps), e[0].key))
     ranked: list[RankedPath] = []
+    calibration = layer.reader.calibration if layer.reader is not None else None  # the KG's own map
     for path, score, rel, answers in executed:
         scored_path = with_score(path, score)
         ranked.append(RankedPath(entity=path.entity, mention=path.mention, steps=scored_path.steps,
                                  score=scored_path.score, support=round(score.support, 4), answers=answers,
-                                 sparql=path_query(rel)))
+                                 sparql=path_query(rel), learned_from=score.learned_from,
+                                 calibration=calibration))
     # a single path leaves the question's other firm topics unexplained: it answers without them
     weight = layer.settings.scoring.unexplained_weight
     firm = sum(1 for t in topics if t.firm)
     readings = [Reading(paths=[i], score=round(p.score - weight * (firm - (1 if by_text[p.mention].firm else 0)), 4),
-                        support=p.support, answers=p.answers)
+                        support=p.support, answers=p.answers, calibration=calibration)
                 for i, p in enumerate(ranked)]
     if combine != "single":
         readings += await _joined(layer, question, topics, ranked)
@@ -245,7 +247,7 @@ async def _joined(layer: SemanticLayer, question: str, topics: Sequence[TopicMen
             # a join counts as named: which relation links an entity the words leave unnamed ("makers
             # at X *from* Y") is decided by the answers meeting, and rival joins still lower the confidence
             out.append(Reading(paths=[i, j], combine=combine, score=round(score, 4), support=CONFIDENCE_SUPPORT,
-                               answers=answers))
+                               answers=answers, calibration=paths[i].calibration))
     return out
 
 
