@@ -16,7 +16,14 @@ from kgteam.cli.app import app
 from kgteam.eval.datasets import DatasetItem, GoldAnswer
 from kgteam.eval.teaching import record_bank, record_example
 from kgteam.roles.semantic import SemanticLayer
-from kgteam.roles.semantic.reader import ReaderScorer, TrainedReader, cross_fit, fit_calibration, train
+from kgteam.roles.semantic.reader import (
+    ReaderScorer,
+    TrainedReader,
+    candidate_view,
+    cross_fit,
+    fit_calibration,
+    train,
+)
 from kgteam.tools.example_bank import BankStep, Candidate, Example
 
 A = "http://example.org/atelier/"
@@ -130,3 +137,68 @@ def test_tune_writes_the_bank_and_examples_lists_and_edits_it(atelier_home, tmp_
     assert unknown.exit_code == 2 and "no example 'nope'" in unknown.output and "Traceback" not in unknown.output
     none = runner.invoke(app, ["examples", "atelier", "--home", str(atelier_home)])
     assert none.exit_code == 1 and "no example bank" in none.output
+
+
+def _unnamed(n_topics: int) -> list[Example]:
+    """Examples whose right reading ``p`` no word names for the hand scorer (support 0), saying "about"."""
+    out = []
+    for t in range(n_topics):
+        cands = [Candidate(entity=f"e{t}", words=["what", "is", "<e>", "about"], hand=0.3 if pred == "q" else 0.2,
+                           support=0.0, steps=[BankStep(predicate=pred, direction="out")], gold=pred == "p",
+                           answers_key=pred)
+                 for pred in ("p", "q")]
+        out.append(Example(id=f"u{t}", question=f"what is T{t} about", candidates=cands))
+    return out
+
+
+def test_a_path_the_examples_taught_counts_as_named_and_so_can_be_stated():
+    from kgteam.roles.semantic.reader import top_reading
+
+    examples = _unnamed(12)
+    reader = train(examples[:10])
+    held_out = examples[10]
+    hand_top, hand_conf = top_reading(None, held_out)
+    assert hand_top.steps[0].predicate == "q" and hand_conf == 0.0  # unnamed: the hand scorer never states it
+    top, conf = top_reading(reader, held_out)
+    assert top.steps[0].predicate == "p"
+    assert reader.vouches(candidate_view(top)) and conf > 0.5  # named by the examples, ahead of its rival
+    assert not reader.vouches(candidate_view(next(c for c in held_out.candidates if c.steps[0].predicate == "q")))
+
+
+def test_readings_that_answer_alike_are_no_rivals_in_the_held_out_confidence():
+    from kgteam.roles.semantic.reader import top_reading
+
+    example = _unnamed(1)[0]
+    for c in example.candidates:
+        c.support = 0.5
+    apart = top_reading(None, example)[1]
+    for c in example.candidates:
+        c.answers_key = "same"
+    together = top_reading(None, example)[1]
+    assert apart < 0.9 and together == 1.0
+
+
+def test_the_confidence_map_stays_finite_on_pairs_the_confidence_separates():
+    pairs = [(0.0, False)] * 20 + [(1.0, True)] * 40 + [(0.3, True)] * 5
+    a, b = fit_calibration(pairs)
+    assert 0 < a < 10 and abs(b) < 10
+    from kgteam.protocols.payloads import platt
+
+    assert platt(1.0, (a, b)) > platt(0.3, (a, b)) > platt(0.0, (a, b))
+    assert 0.0 < platt(0.0, (500.0, 80.0)) <= 1.0  # a map written by hand cannot overflow
+
+
+def test_a_calibrated_reader_replaces_only_the_shipped_map():
+    from kgteam.protocols.calibration import CalibrationMap
+    from kgteam.team_builder import kg_or_team_calibration
+
+    class Box:
+        reader = TrainedReader({}, calibration=(0.5, 1.0))
+
+    shipped = CalibrationMap(xs=[0.0, 1.0], ys=[0.6, 0.8], name="builtin:triad-none")
+    mine = CalibrationMap(xs=[0.0, 1.0], ys=[0.1, 0.9], name="my-map")
+    used = kg_or_team_calibration(Box(), shipped)
+    assert used.calibrate(0.3) == pytest.approx(0.3) and "examples" in used.name
+    assert kg_or_team_calibration(Box(), mine) is mine  # a map the team file names is kept
+    Box.reader = TrainedReader({})  # no map refit (too few examples): the shipped one stays
+    assert kg_or_team_calibration(Box(), shipped) is shipped
