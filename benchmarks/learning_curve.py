@@ -1,15 +1,15 @@
 """Learning curve of the trained reader: model-free Hits@1, wrong-stated and ECE against the number
 of examples in the KG's bank, with training time (issue 23). Prints JSON.
 
-Examples and evaluated questions never share a topic entity (PathQuestion repeats a fact in
-paraphrases: a split by line would leak). A set given with ``--examples-from`` takes its examples
-from that dataset (MetaQA's train split), dropping those about a topic of the evaluated questions;
-otherwise one file is split by topic. ``--folds K`` (the small atelier set) evaluates every
+The evaluated questions are the set's usual sample (``--limit``, ``--seed``: the questions
+``kgteam eval`` asks); the examples come from the rest of the set, or from ``--examples-from``,
+and never share a topic entity with them (PathQuestion repeats a fact in paraphrases: a split by
+line would leak). ``--bank FILE`` keeps the recorded examples for the next run. ``--folds K`` (the small atelier set) evaluates every
 question once, with a reader trained on the other folds. The KG folder is copied to a scratch home
 first: the installed KG is never written.
 
     KGTEAM_DATA_DIR=/work/shared/data python benchmarks/learning_curve.py metaqa:1-hop --kg metaqa \\
-        --home /tmp/kgh --sizes 0,25,100 --limit 100
+        --home /tmp/kgh --sizes 0,25,100,400 --limit 200 --bank /tmp/metaqa1-pool.json
     python benchmarks/learning_curve.py tests/data/kgs/atelier/questions.jsonl --kg atelier --home /tmp/kgh --folds 5
 """
 
@@ -98,6 +98,8 @@ def main() -> None:
     ap.add_argument("--limit", type=int, default=100)
     ap.add_argument("--folds", type=int, default=0)
     ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--bank", type=Path, help="a JSON file of the recorded example pool: read when it exists, "
+                                              "else written (recording is the slow part)")
     args = ap.parse_args()
     work = Path(tempfile.mkdtemp(prefix="learning-curve-"))
     home = work / "home"
@@ -127,19 +129,23 @@ def main() -> None:
                                 **merged, "n": total, "record_s": round(rec_s, 2), "train": trains,
                                 "note": "fold metrics averaged, weighted by n (ECE too)"}]
         else:
-            if args.examples_from:
-                evaluated = sample(items, args.limit, args.seed)
-                seen = {topic(i) for i in evaluated}
-                pool = [i for i in load_dataset(args.examples_from) if topic(i) not in seen]
-            else:
-                topics = sorted({topic(i) for i in items})
-                random.Random(args.seed).shuffle(topics)
-                evaluated_topics = set(topics[: len(topics) // 2])
-                evaluated = sample([i for i in items if topic(i) in evaluated_topics], args.limit, args.seed)
-                pool = [i for i in items if topic(i) not in evaluated_topics]
+            # the evaluated questions are the set's usual sample (``kgteam eval --limit N --seed S``);
+            # the examples come from the rest of the set (or --examples-from), sharing no topic with them
+            evaluated = sample(items, args.limit, args.seed)
+            seen = {topic(i) for i in evaluated}
+            pool = [i for i in (load_dataset(args.examples_from) if args.examples_from else items)
+                    if topic(i) not in seen]
             random.Random(args.seed).shuffle(pool)
             sizes = [int(s) for s in args.sizes.split(",")]
-            bank, rec_s = record(pool[: max(sizes)], home, args.kg) if max(sizes) else (ExampleBank(), 0.0)
+            cached = args.bank and args.bank.exists()
+            if cached:  # a pool recorded before (--bank): same set, same seed, so the same examples
+                bank, rec_s = ExampleBank.model_validate_json(args.bank.read_text(encoding="utf-8")), 0.0
+            else:
+                bank, rec_s = record(pool[: max(sizes)], home, args.kg) if max(sizes) else (ExampleBank(), 0.0)
+                if args.bank:
+                    args.bank.write_text(bank.model_dump_json(exclude_defaults=True), encoding="utf-8")
+            if len(bank.examples) < max(sizes):
+                raise SystemExit(f"only {len(bank.examples)} examples recorded, fewer than {max(sizes)}")
             curve = []
             for size in sizes:
                 clear(folder)
