@@ -10,6 +10,7 @@ from the bank alone.
 
 from __future__ import annotations
 
+import asyncio
 import hashlib
 from collections.abc import Callable, Sequence
 from typing import Any
@@ -98,14 +99,23 @@ async def record_example(layer: SemanticLayer, item: DatasetItem, *, candidates:
 
 
 async def record_bank(layer: SemanticLayer, items: Sequence[DatasetItem], *, candidates: int = 30,
-                      progress: Callable[[int, int], Any] | None = None) -> ExampleBank:
-    """Every item recorded (see :func:`record_example`); an item whose queries fail is left out."""
-    bank = ExampleBank()
-    for n, item in enumerate(items, start=1):
-        if progress:
-            progress(n, len(items))
-        try:
-            bank.examples.append(await record_example(layer, item, candidates=candidates))
-        except ToolError:
-            continue
-    return bank
+                      progress: Callable[[int, int], Any] | None = None, concurrency: int = 4) -> ExampleBank:
+    """Every item recorded (see :func:`record_example`), ``concurrency`` at a time (their queries
+    wait on the store, not on Python), in the items' order; an item whose queries fail is left out."""
+    gate = asyncio.Semaphore(max(1, concurrency))
+    done = 0
+
+    async def one(item: DatasetItem) -> Example | None:
+        nonlocal done
+        async with gate:
+            try:
+                return await record_example(layer, item, candidates=candidates)
+            except ToolError:
+                return None
+            finally:
+                done += 1
+                if progress:
+                    progress(done, len(items))
+
+    recorded = await asyncio.gather(*(one(item) for item in items))
+    return ExampleBank(examples=[e for e in recorded if e is not None])
