@@ -84,6 +84,32 @@ def endpoint_triples(info: EndpointInfo, page: int = DEFAULT_PAGE_SIZE,
             yield row["s"], row["p"], row["o"]
 
 
+def _ox_term(term: RDFTerm):
+    import pyoxigraph as ox
+
+    if term.type == "uri":
+        return ox.NamedNode(term.value)
+    if term.type == "bnode":
+        return ox.BlankNode(term.value)
+    if term.lang:
+        return ox.Literal(term.value, language=term.lang)
+    return ox.Literal(term.value, datatype=ox.NamedNode(term.datatype) if term.datatype else None)
+
+
+def fill_scratch_store(info: EndpointInfo, folder: Path, page: int = DEFAULT_PAGE_SIZE,
+                       progress: PageProgress | None = None):  # -> pyoxigraph.Store
+    """A scratch on-disk Oxigraph store holding the endpoint's triples, streamed in pages, for
+    builders that read a store (the vector index); the caller deletes ``folder`` afterwards."""
+    import pyoxigraph as ox
+
+    store = ox.Store(str(folder))
+    quads = (ox.Quad(_ox_term(s), _ox_term(p), _ox_term(o)) for s, p, o in endpoint_triples(info, page, progress)
+             if s.type != "triple" and o.type != "triple" and p.type == "uri")
+    store.bulk_extend(quads)
+    store.flush()
+    return store
+
+
 def _count_triples(store, info: EndpointInfo) -> int:
     """The endpoint's triple count; 0 when the server will not count in time (huge public endpoints)."""
     try:
