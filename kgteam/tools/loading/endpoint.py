@@ -139,9 +139,10 @@ def _guess_base(predicates: Sequence[str], naming: Naming) -> str:
 def _collect(store, info: EndpointInfo, naming: Naming, page: int, progress: PageProgress | None
              ) -> tuple[list[str], dict[str, list[tuple[str, str, str | None]]], int]:
     """The predicates, and every naming literal by IRI, read from the endpoint."""
-    predicates = [row["p"].value for row in paged_rows(store, info, "SELECT DISTINCT ?p WHERE { ?s ?p ?o } ORDER BY ?p",
-                                                       page, "relations", progress)
-                  if "p" in row and row["p"].type == "uri"]
+    # no ORDER BY: on Oxigraph it sorts every triple first (12 s instead of 0.4 s at 171k triples)
+    predicates = sorted({row["p"].value for row in paged_rows(store, info, "SELECT DISTINCT ?p WHERE { ?s ?p ?o }",
+                                                              page, "relations", progress)
+                         if "p" in row and row["p"].type == "uri"})
     found: dict[str, list[tuple[str, str, str | None]]] = {}
     n = 0
     for pred in naming.all_predicates:
