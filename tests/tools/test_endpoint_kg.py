@@ -109,6 +109,36 @@ def test_embed_builds_vectors_for_an_endpoint_kg_from_its_triples(server, tmp_pa
         assert kg.vectors is not None
 
 
+def test_a_team_file_endpoint_kg_takes_the_connected_kgs_vectors(server, tmp_path):
+    import contextlib
+
+    from kgteam.config.schema import KGSpec
+    from kgteam.team_builder import TeamBuildError, open_kg_tools
+
+    home = tmp_path / "home"
+    assert runner.invoke(app, ["kg", "connect", "v", server.url, "--home", str(home), "-q"]).exit_code == 0
+    folder = home / "kgs" / "v"
+    spec = {"backend": "sparql", "endpoint": server.url, "labels": {"path": str(folder / "labels")}}
+    with contextlib.ExitStack() as stack, pytest.raises(TeamBuildError, match="no vector index"):
+        open_kg_tools(KGSpec(**spec, vectors=str(folder)), stack)
+    assert runner.invoke(app, ["embed", "v", "--home", str(home), "--relations-only", "-q"]).exit_code == 0
+    with contextlib.ExitStack() as stack:
+        tools = open_kg_tools(KGSpec(**spec, vectors=str(folder / "vectors")), stack)
+        assert tools.vectors is not None and tools.vectors.info.relations > 0
+
+
+def test_eval_with_kg_name_grades_against_the_server(home: Path, tmp_path):
+    questions = tmp_path / "q.jsonl"
+    questions.write_text(json.dumps({"id": "q1", "question": QUESTION, "answers": [ANSWER]}) + "\n")
+    out = tmp_path / "run.jsonl"
+    result = runner.invoke(app, ["eval", str(questions), "--kg", "served", "--model", "none", "--out", str(out),
+                                 "--home", str(home)])
+    assert result.exit_code == 0, result.output
+    (record,) = [json.loads(line) for line in out.read_text().splitlines() if '"q1"' in line]
+    assert record["grading"]["grade"] == "accurate" and record["grading"]["hits1"], record
+    assert record["groundedness"]["existing"] == 1  # the cited triple was looked up on the server
+
+
 def test_kg_add_and_export_refuse_an_endpoint_kg(home: Path, tmp_path):
     reviewed = tmp_path / "r.jsonl"
     reviewed.write_text("{}\n")
