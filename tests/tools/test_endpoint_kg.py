@@ -89,6 +89,13 @@ def test_ask_with_kg_name_answers_from_the_server_as_embedded_does(home: Path, a
     assert answers["served"] == answers["atelier"] == (["http://example.org/atelier/Velmora"], True)
 
 
+def test_kgteam_sparql_runs_on_the_server_with_names_from_the_label_index(home: Path):
+    query = "SELECT ?city WHERE { <http://example.org/atelier/Stonecrop> <http://example.org/atelier/headquarteredIn> ?city }"
+    result = runner.invoke(app, ["sparql", "served", query, "--json", "--home", str(home)])
+    assert result.exit_code == 0, result.output
+    assert "http://example.org/atelier/Velmora" in result.stdout and ANSWER in result.stdout
+
+
 def test_python_api_team_default_opens_the_connected_kg(home: Path):
     from kgteam.api import Team
 
