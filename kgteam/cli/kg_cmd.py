@@ -48,6 +48,8 @@ def connect(
     page_size: Annotated[int, typer.Option("--page-size", help="rows per request; at most the server's row "
                                                                "cap (Virtuoso: ResultSetMaxRows)")] = 10_000,
     home: Annotated[Path | None, typer.Option("--home", help="kgteam home (default $KGTEAM_HOME or ~/.kgteam)")] = None,
+    replace: Annotated[bool, typer.Option("--replace", help="replace a loaded KG of that name (its store is "
+                                                            "deleted)")] = False,
     quiet: Annotated[bool, typer.Option("--quiet", "-q", help="no progress line")] = False,
 ) -> None:
     """Register a SPARQL endpoint as KG NAME: its label index is built by streaming the endpoint's
@@ -67,7 +69,8 @@ def connect(
 
     try:
         m = connect_endpoint(name, url, home=home, default_graph=graph, timeout_s=timeout, page_size=page_size,
-                             label_predicates=label_predicates or (), progress=None if quiet else progress)
+                             label_predicates=label_predicates or (), progress=None if quiet else progress,
+                             replace=replace)
     except LoadError as exc:
         if not quiet:
             sys.stderr.write("\n")

@@ -155,6 +155,21 @@ def test_kg_add_and_export_refuse_an_endpoint_kg(home: Path, tmp_path):
     assert not (home / "kgs" / "served" / "store").exists() and not (tmp_path / "x.nt").exists()
 
 
+def test_connect_never_replaces_a_loaded_kg_unless_asked(server, atelier_home: Path):
+    before = sorted(p.name for p in (atelier_home / "kgs").iterdir())
+    result = runner.invoke(app, ["kg", "connect", "atelier", server.url, "--home", str(atelier_home), "-q"])
+    assert result.exit_code == 1 and "pass --replace" in result.output, result.output
+    assert sorted(p.name for p in (atelier_home / "kgs").iterdir()) == before
+    assert KGManifest.read(atelier_home / "kgs" / "atelier").endpoint is None
+
+
+def test_connect_again_refreshes_an_endpoint_kg(server, tmp_path):
+    home = tmp_path / "home"
+    for _ in range(2):
+        assert runner.invoke(app, ["kg", "connect", "again", server.url, "--home", str(home), "-q"]).exit_code == 0
+    assert [p.name for p in (home / "kgs").iterdir() if not p.name.startswith(".lock")] == ["again"]
+
+
 def _refused(home: Path, url: str, *extra: str) -> str:
     result = runner.invoke(app, ["kg", "connect", "bad", url, "--home", str(home), "-q", *extra])
     assert result.exit_code == 1, result.output

@@ -211,11 +211,24 @@ def _build_into(tmp: Path, name: str, info: EndpointInfo, naming: Naming, page: 
     return manifest
 
 
+def _check_replaceable(folder: Path, replace: bool) -> None:
+    """A loaded KG (with its own store) is replaced only when asked: its triples exist nowhere else."""
+    try:
+        existing = KGManifest.read(folder)
+    except (OSError, ValueError):
+        return
+    if existing.endpoint is None and not replace:
+        raise LoadError(f"KG {folder.name!r} is a loaded KG with its own store; connecting would replace it. "
+                        "Pick another name, or pass --replace")
+
+
 def connect_endpoint(name: str, url: str, *, home: Path | None = None, default_graph: str | None = None,
                      timeout_s: float = 60.0, page_size: int = DEFAULT_PAGE_SIZE,
-                     label_predicates: Sequence[str] = (), progress: PageProgress | None = None) -> KGManifest:
-    """Registers the SPARQL endpoint ``url`` as KG ``name`` under ``<home>/kgs`` (replacing a KG of
-    that name only on success) and returns its manifest. Raises ``LoadError`` with a one-line reason."""
+                     label_predicates: Sequence[str] = (), progress: PageProgress | None = None,
+                     replace: bool = False) -> KGManifest:
+    """Registers the SPARQL endpoint ``url`` as KG ``name`` under ``<home>/kgs`` and returns its manifest.
+    An endpoint KG of that name is replaced on success; a loaded KG only with ``replace=True``.
+    Raises ``LoadError`` with a one-line reason; nothing is left behind then."""
     check_kg_name(name)
     if not url.startswith(("http://", "https://")):
         raise LoadError(f"{url!r} is not an http(s) URL of a SPARQL endpoint (e.g. http://127.0.0.1:7878/query)")
@@ -230,8 +243,10 @@ def connect_endpoint(name: str, url: str, *, home: Path | None = None, default_g
     except (ValueError, ToolError) as exc:
         raise LoadError(str(exc)) from None
     kgs = kgs_dir(home)
+    _check_replaceable(kgs / name, replace)
     with name_lock(kgs, name):
         recover(kgs, name)
+        _check_replaceable(kgs / name, replace)
         tmp = kgs / f"{TMP_PREFIX}{name}+{os.getpid()}-{uuid.uuid4().hex[:8]}"
         try:
             manifest = _build_into(tmp, name, info, naming, page_size, progress)
