@@ -210,9 +210,27 @@ def open_kg_tools(kg: KGSpec, stack: contextlib.ExitStack, home: Path | None = N
     from kgteam.tools.naming import Naming
 
     return KGTools(store, labels, default_timeout_s=kg.timeout_s, max_rows=kg.max_rows,
-                   max_result_bytes=kg.max_result_bytes, embedder=embedder,
+                   max_result_bytes=kg.max_result_bytes, embedder=embedder, vectors=_endpoint_vectors(kg, where),
                    lexicon=_lexicon(kg.lexicon) if kg.lexicon else None,
                    naming=Naming.with_predicates(kg.label_predicates))
+
+
+def _endpoint_vectors(kg: KGSpec, where: str) -> Any:
+    """``kg.vectors`` of a ``backend: sparql`` KG: a KG folder or its ``vectors/`` folder; None when not given."""
+    if not kg.vectors:
+        return None
+    from kgteam.tools.embedding import EmbeddingError
+    from kgteam.tools.loading.layout import VECTORS_DIR
+    from kgteam.tools.vectors.store import KGVectors
+
+    path = Path(kg.vectors).expanduser()
+    try:
+        found = KGVectors.open(path.parent if path.name == VECTORS_DIR else path)
+    except EmbeddingError as exc:
+        raise TeamBuildError(f"{where}.vectors: {exc}") from exc
+    if found is None:
+        raise TeamBuildError(f"{where}.vectors: no vector index at {path} (build one with `kgteam embed NAME`)")
+    return found
 
 
 def _lexicon(path: str) -> Any:

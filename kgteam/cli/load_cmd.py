@@ -177,7 +177,8 @@ def kgs(
     for m in found:
         c = m.counts
         table.add_row(m.name, f"{c.facts:,}", f"{c.entities:,}", f"{c.relations:,}", m.format,
-                      f"{m.disk_bytes / 1e6:,.1f} MB", m.created_at, ", ".join(Path(s.path).name for s in m.sources))
+                      f"{m.disk_bytes / 1e6:,.1f} MB", m.created_at,
+                      m.endpoint.url if m.endpoint else ", ".join(Path(s.path).name for s in m.sources))
     Console(highlight=False, width=200).print(table)
 
 

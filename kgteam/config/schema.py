@@ -140,6 +140,9 @@ class KGSpec(_Strict):
     label_predicates: list[str] = Field(default_factory=list, description=(
         "IRIs of the KG's own naming predicates beyond rdfs:label, skos:prefLabel, schema:name, foaf:name "
         "and dcterms:title, preferred over them (an installed KG also keeps those it was loaded with)"))
+    vectors: str | None = Field(None, description=(
+        "backend 'sparql': a vector index for the endpoint's triples, a KG folder (or its vectors/ folder) made "
+        "by `kgteam kg connect` + `kgteam embed` (an installed KG finds its own)"))
     options: dict[str, Any] = Field(default_factory=dict)  # passed to plugin backends
 
     @field_validator("label_predicates")
@@ -156,6 +159,8 @@ class KGSpec(_Strict):
                 raise ValueError("backend 'oxigraph' needs 'name' (an installed KG) or 'path'")
             if self.name and self.path:
                 raise ValueError("give either 'name' or 'path', not both")
+            if self.vectors:
+                raise ValueError("'vectors' is for backend 'sparql': an installed or folder KG uses its own vectors/")
         elif self.backend == "sparql":
             if not self.endpoint:
                 raise ValueError("backend 'sparql' needs 'endpoint' (the SPARQL endpoint URL)")

@@ -128,13 +128,19 @@ def kg_folder(name_or_path: str | Path, home: Path | None = None) -> Path:
 
 
 def open_kg(name_or_path: str | Path, home: Path | None = None) -> KnowledgeGraph:
-    """Opens a KG by name (under ``<home>/kgs``) or by folder path; store and index read-only."""
+    """Opens a KG by name (under ``<home>/kgs``) or by folder path; store and index read-only. A KG
+    registered with ``kgteam kg connect`` opens its SPARQL endpoint as the store."""
     from kgteam.tools.backends.oxigraph_store import OxigraphStore
     from kgteam.tools.backends.tantivy_index import TantivyLabelIndex
 
     folder = _folder_for(name_or_path, home)
     manifest = KGManifest.read(folder)
-    store = OxigraphStore(folder / STORE_DIR, read_only=True)
+    if manifest.endpoint is not None:  # `kgteam kg connect`: the triples are on the server
+        from kgteam.tools.loading.endpoint import open_endpoint
+
+        store: TripleStore = open_endpoint(manifest.endpoint)
+    else:
+        store = OxigraphStore(folder / STORE_DIR, read_only=True)
     try:
         labels = TantivyLabelIndex(folder / LABELS_DIR)
     except BaseException:

@@ -86,6 +86,9 @@ def add_reviewed_triples(name: str, file: str | Path, home: Path | None = None) 
     report = AddReport()
     with name_lock(kgs, name):
         manifest = KGManifest.model_validate_json((folder / "manifest.json").read_text(encoding="utf-8"))
+        if manifest.endpoint is not None:  # never create a store/ folder in an endpoint KG
+            raise LoadError(f"KG {name!r} is a SPARQL endpoint ({manifest.endpoint.url}): add the triples on that "
+                            "server, then run `kgteam kg connect` again to refresh its labels")
         try:
             store = ox.Store(str(folder / STORE_DIR))
         except OSError as exc:

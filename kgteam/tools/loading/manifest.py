@@ -40,6 +40,16 @@ class VectorsInfo(BaseModel):
     build_seconds: float = 0.0
 
 
+class EndpointInfo(BaseModel):
+    """A KG registered with ``kgteam kg connect``: its triples stay on this SPARQL server; only the
+    label index (and maybe vectors) live in the KG folder."""
+
+    url: str
+    default_graph: str | None = None  # sent as default-graph-uri (Virtuoso: the data's graph)
+    timeout_s: float = 60.0  # the longest any one request may take
+    page_size: int | None = None  # the server's row cap: larger SELECTs are fetched in pages
+
+
 class KGManifest(BaseModel):
     layout_version: int = 1
     name: str
@@ -61,6 +71,7 @@ class KGManifest(BaseModel):
     created_at: str
     kgteam_version: str
     vectors: VectorsInfo | None = None
+    endpoint: EndpointInfo | None = None  # set: no store/ folder, the triples are on this endpoint
     path: Path | None = Field(default=None, exclude=True)  # where it was read from / built to
 
     def write(self, folder: Path) -> None:

@@ -62,8 +62,15 @@ def add_vectors(name: str, embedder: Embedder | None = None, *, home: Path | Non
             shutil.rmtree(stale, ignore_errors=True)
         manifest = KGManifest.read(folder)
         tmp = folder / f"{TMP_PREFIX}{VECTORS_DIR}-{uuid.uuid4().hex[:8]}"
+        scratch = kgs / f"{TMP_PREFIX}{name}+embed-{uuid.uuid4().hex[:8]}"  # removed by a later load if killed
         try:
-            store = ox.Store.read_only(str(folder / STORE_DIR))
+            if manifest.endpoint is not None:  # `kgteam kg connect`: the triples come from the server
+                from kgteam.tools.loading.endpoint import fill_scratch_store
+
+                store = fill_scratch_store(manifest.endpoint, scratch,
+                                           page=manifest.endpoint.page_size or 10_000)
+            else:
+                store = ox.Store.read_only(str(folder / STORE_DIR))
             try:
                 with show if show is not None else nullcontext():
                     info = build_vectors(store, tmp, embedder, triples=triples, progress=report,
@@ -87,5 +94,7 @@ def add_vectors(name: str, embedder: Embedder | None = None, *, home: Path | Non
         except BaseException:
             shutil.rmtree(tmp, ignore_errors=True)
             raise
+        finally:  # an endpoint KG's scratch copy of the triples
+            shutil.rmtree(scratch, ignore_errors=True)
     manifest.path = folder
     return manifest
