@@ -34,7 +34,6 @@ FEATURES_VERSION = 1
 # the learned pull (in logit units) of the question's words towards a path at which the reader
 # vouches that its examples name that path: e**1, about 2.7 times likelier than the hand scorer said
 VOUCH = 1.0
-_WORD_FEATURES = ("w=", "t=", "wh=")
 
 
 def masked_words(tokens: Sequence[Token], span: tuple[int, int] | None,
@@ -68,24 +67,33 @@ class ReadingView:
     literal_end: bool = False
 
 
-def features(view: ReadingView) -> dict[str, float]:
-    sig = path_signature(view.steps)
-    n = len(view.steps)
-    wh = next((w for w in view.words if w in WH_WORDS), "-")
-    out = {f"hops={n}": 1.0, f"path={sig}": 1.0, f"t={' '.join(view.words)}|{sig}": 1.0,
-           f"wh={wh}|{sig}": 1.0, f"wh={wh}|hops={n}": 1.0, "hand": view.hand, "support": view.support,
-           "unexplained": view.unexplained, "strength": view.strength}
-    if view.literal_end:
-        out[f"literal|wh={wh}"] = 1.0
-    steps = [("^" if s.direction == "in" else "") + s.predicate for s in view.steps]
-    for w in set(view.words):
+def symbolic_features(words: Sequence[str], steps: Sequence[Any], literal_end: bool) -> tuple[list[str], list[str]]:
+    """The reading's binary features: those tying the question's words to this path (they *name*
+    it, see :meth:`TrainedReader.vouches`) and the rest (priors on paths, hop counts, literals)."""
+    sig = path_signature(steps)
+    n = len(steps)
+    wh = next((w for w in words if w in WH_WORDS), "-")
+    naming = [f"t={' '.join(words)}|{sig}", f"wh={wh}|{sig}"]
+    rest = [f"hops={n}", f"path={sig}", f"wh={wh}|hops={n}"]
+    if literal_end:
+        rest.append(f"literal|wh={wh}")
+    step_keys = [("^" if s.direction == "in" else "") + s.predicate for s in steps]
+    for w in set(words):
         if w == "<e>":
             continue
-        out[f"w={w}|{sig}"] = 1.0
-        for k, s in enumerate(steps):
-            out[f"w={w}|{s}"] = 1.0
+        naming.append(f"w={w}|{sig}")
+        for k, key in enumerate(step_keys):
+            naming.append(f"w={w}|{key}")
             if k == n - 1:
-                out[f"w={w}|last={s}"] = 1.0
+                naming.append(f"w={w}|last={key}")
+    return naming, rest
+
+
+def features(view: ReadingView) -> dict[str, float]:
+    naming, rest = symbolic_features(view.words, view.steps, view.literal_end)
+    out = dict.fromkeys([*naming, *rest], 1.0)
+    out.update({"hand": view.hand, "support": view.support, "unexplained": view.unexplained,
+                "strength": view.strength})
     return out
 
 
@@ -103,8 +111,19 @@ class TrainedReader:
     stats: dict[str, Any] = field(default_factory=dict)
 
     def correction(self, view: ReadingView) -> float:
+        named, rest = self.symbolic(view.words, view.steps, view.literal_end)
+        return named + rest + self.numeric(view)
+
+    def symbolic(self, words: Sequence[str], steps: Sequence[Any], literal_end: bool) -> tuple[float, float]:
+        """The learned pull of the naming features and of the rest (see :func:`symbolic_features`)."""
         w = self.weights
-        return sum(w.get(k, 0.0) * v for k, v in features(view).items())
+        naming, rest = symbolic_features(words, steps, literal_end)
+        return sum(w.get(k, 0.0) for k in naming), sum(w.get(k, 0.0) for k in rest)
+
+    def numeric(self, view: ReadingView) -> float:
+        w = self.weights
+        return (w.get("hand", 0.0) * view.hand + w.get("support", 0.0) * view.support
+                + w.get("unexplained", 0.0) * view.unexplained + w.get("strength", 0.0) * view.strength)
 
     def score(self, view: ReadingView) -> float:
         """The reading's score on the hand scorer's scale: hand score + temperature * correction."""
@@ -114,8 +133,7 @@ class TrainedReader:
         """Whether the examples taught the question's words this path: then the path counts as named
         (the hand scorer's confidence is capped by how well words name every step; here the
         examples name it), and the confidence is the reader's softmax through its own map."""
-        w = self.weights
-        return sum(w.get(k, 0.0) * v for k, v in features(view).items() if k.startswith(_WORD_FEATURES)) >= VOUCH
+        return self.symbolic(view.words, view.steps, view.literal_end)[0] >= VOUCH
 
     def support(self, view: ReadingView) -> float:
         return max(view.support, CONFIDENCE_SUPPORT) if self.vouches(view) else view.support
@@ -324,15 +342,20 @@ class ReaderScorer(QuestionScorer):
         self.__dict__.update(base.__dict__)
         self.reader = reader
         self.words = words
+        self._symbolic: dict[tuple[str, bool], tuple[float, float]] = {}
 
     def score(self, steps: tuple[PathStep, ...], *, literal_end: bool = False) -> PathScore:
         hand = super().score(steps, literal_end=literal_end)
+        key = (path_signature(steps), literal_end)
+        sums = self._symbolic.get(key)
+        if sums is None:  # the words are fixed for this question: one look-up per path, however often scored
+            sums = self._symbolic[key] = self.reader.symbolic(self.words, steps, literal_end)
         view = ReadingView(self.words, steps, hand.score, hand.support, hand.unexplained, mean_strength(hand),
                            literal_end)
         hand.hand = hand.score
-        hand.score = self.reader.score(view)
-        hand.learned_from = self.reader.taught.get(path_signature(steps), [])[:3]
-        if self.reader.vouches(view):
+        hand.score = hand.score + CONFIDENCE_TEMPERATURE * (sums[0] + sums[1] + self.reader.numeric(view))
+        hand.learned_from = self.reader.taught.get(key[0], [])[:3]
+        if sums[0] >= VOUCH:
             hand.learned_support = CONFIDENCE_SUPPORT
         return hand
 
