@@ -499,13 +499,14 @@ class KGTools:
                 f"seconds, at most {t:g} (the KG's per-query timeout; a longer ask is cut to it)"),
                 json_schema_extra={"maximum": t})], None),
         )
-        return Tool(tool.name, tool.description, tool.fn, arguments, tool.hook)
+        return Tool(tool.name, tool.description, tool.fn, arguments, tool.hook, tool.cacheable, tool.cache)
 
     # ------------------------------------------------------------------ as named tools
     def toolbox(self) -> Toolbox:
-        """These tools by name (what a team built without plugins offers its roles)."""
+        """These tools by name (what a team built without plugins offers its roles); all read the KG
+        only, so a question's ToolCache may reuse their results."""
         box = Toolbox.from_callables({name: getattr(type(self), name) for name in TOOL_NAMES}, [self])
-        return Toolbox({name: self._run_sparql_tool(tool) if name == "run_sparql" else tool
+        return Toolbox({name: (self._run_sparql_tool(tool) if name == "run_sparql" else tool).cached()
                         for name, tool in box.items()}, reader=self.reader)
 
 
@@ -557,6 +558,11 @@ def fuse_relation_hits(lexical: list[LabelHit], dense: list[LabelHit], k: int) -
     hits += [h.model_copy(update={"score": 0.0}) for h in rest]  # to fill k: after every voted hit
     hits.sort(key=lambda h: not h.exact)
     return hits[:k]
+
+
+def is_kg_tool(name: str, fn: Any) -> bool:
+    """Whether ``fn`` registered as ``name`` is one of these (read-only) KG tools, not a plugin's."""
+    return name in TOOL_NAMES and getattr(KGTools, name, None) is fn
 
 
 TOOL_NAMES = ("search_entities", "search_relations", "entity_schema", "neighbors", "run_sparql", "labels_for",
