@@ -31,12 +31,14 @@ async def test_repeated_call_runs_once_and_returns_the_same_result(embedded_tool
     cache = ToolCache()
     box, seen = _box(embedded_tools, cache)
     first = await box["run_sparql"](QUERY)
-    first.rows.clear()  # a caller editing its result must not change what the next caller reads
     second = await box["run_sparql"](query=QUERY)  # same arguments, given by name: the same call
     fresh = await embedded_tools.run_sparql(QUERY)
-    assert second.rows == fresh.rows and len(second.rows) > 3
+    assert second.rows == first.rows == fresh.rows and len(second.rows) > 3
+    second.rows.clear()  # a caller editing a reused result must not change what the next caller reads
+    third = await box["run_sparql"](QUERY)
+    assert third.rows == fresh.rows and third is not first
     assert [c.tool for c in seen] == ["run_sparql"]  # the reused result is no call
-    assert (cache.calls, cache.hits) == (1, 1)
+    assert (cache.calls, cache.hits) == (1, 2)
     hits = await box["search_entities"]("Blade Runner", k=3)
     again = await box["search_entities"]("Blade Runner", k=3)
     other_k = await box["search_entities"]("Blade Runner", k=2)
