@@ -332,8 +332,11 @@ def build_toolbox(kg_tools: Any, web: Any = None) -> Toolbox:
     except ContractError as exc:
         raise TeamBuildError(str(exc)) from exc
     box.reader = getattr(kg_tools, "reader", None)  # the KG's trained reader, for every semantic layer
-    box.bank = getattr(kg_tools, "bank", None)  # the KG's example bank, for model prompts' worked examples
-    return box
+    from kgteam.tools.kg_tools import is_kg_tool
+
+    # the KG's own read-only tools may be reused within a question (kgteam.tools.tool_cache); plugins not
+    return Toolbox({n: t.cached(is_kg_tool(n, callables[n])) for n, t in box.items()}, reader=box.reader,
+                   bank=getattr(kg_tools, "bank", None))  # the bank: model prompts' worked examples
 
 
 def grants_of(specs: dict[str, RoleSpec]) -> dict[str, list[str]]:

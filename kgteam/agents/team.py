@@ -20,6 +20,7 @@ import contextlib
 import inspect
 import time
 import uuid
+import weakref
 from collections.abc import AsyncIterator, Callable
 from typing import Any, TypeVar
 
@@ -41,6 +42,7 @@ from kgteam.protocols.errors import KgteamError
 from kgteam.protocols.payloads import Answer, BudgetExceeded, Question
 from kgteam.protocols.routes import Route
 from kgteam.roles.base import Role, RoleContext, TraceSink
+from kgteam.tools.tool_cache import ToolCache
 from kgteam.tools.toolbox import Toolbox
 
 quiet_by_default()
@@ -116,6 +118,8 @@ class TeamRunner:
         self.last_run: Supervisor | None = None  # for benchmarks and the chat's /budget
         # the loop keeps only weak references to tasks: an async listener's task is held here until it ends
         self._listener_tasks: set[asyncio.Future[Any]] = set()
+        # one ToolCache per run (a run is one Supervisor): the same KG call twice in a question runs once
+        self._tool_caches: weakref.WeakKeyDictionary[Supervisor, ToolCache] = weakref.WeakKeyDictionary()
 
     # -- public API ---------------------------------------------------------------------------
     async def ask(self, question: str, *, session_id: str | None = None,
@@ -242,7 +246,9 @@ class TeamRunner:
         (no message; ``run`` shows every branch)."""
         role = self.roles[name]
         model = self.role_models.get(name, self.model)
-        tools = self.tools.only(self.grants.get(name, []), owner=name).with_hook(tool_trace_hook(state, trace, name))
+        cache = self._tool_caches.setdefault(state, ToolCache())
+        tools = (self.tools.only(self.grants.get(name, []), owner=name)
+                 .with_hook(tool_trace_hook(state, trace, name)).with_cache(cache))
         ctx = RoleContext(model=AccountingModel(model, state, trace, role=name), tools=tools, trace=trace,
                           history=history, session_id=state.session_id)
         if delivery is not None:

@@ -20,6 +20,7 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING, Annotated, Any, Literal
 
 from pydantic import Field, create_model
+from rapidfuzz.distance import Levenshtein
 
 from kgteam.tools.backends.base import LabelIndex, TripleStore
 from kgteam.tools.backends.rdf_terms import XSD_STRING, canonical_datatype, term_sort_key
@@ -30,6 +31,7 @@ from kgteam.tools.lexicon import Lexicon, read_lexicon
 from kgteam.tools.naming import DEFAULT_NAMING, Naming, fallback_name, naming_of
 from kgteam.tools.result_cap import MAX_RESULT_BYTES
 from kgteam.tools.sparql_guard import MAX_QUERY_BYTES, analyse_query, check_iri, sparql_iri
+from kgteam.tools.text_normalize import name_edits, normalize_label
 from kgteam.tools.toolbox import Tool, Toolbox
 from kgteam.tools.types import (
     EntitySchema,
@@ -151,10 +153,20 @@ class KGTools:
         if not isinstance(k, int) or isinstance(k, bool) or not 1 <= k <= 1000:
             raise ToolError("k must be an integer between 1 and 1000")
 
-    async def search_entities(self, text: SearchText, k: SearchK = 10) -> list[LabelHit]:
+    async def search_entities(
+        self, text: SearchText, k: SearchK = 10,
+        names_only: Annotated[bool, Field(description="only names equal to the text up to a typo or two "
+                                          "(fast; no partial or word matches)")] = False,
+    ) -> list[LabelHit]:
         """Find knowledge-graph entities by name or alias (typo tolerant, exact matches first)."""
         self._check_search(text, k)
-        return await asyncio.to_thread(self.labels.search, text, k, "entity")
+        if not names_only:
+            return await asyncio.to_thread(self.labels.search, text, k, "entity")
+        fast = getattr(self.labels, "search_names", None)
+        if fast is not None:  # the tantivy index reads only its whole-label dictionary
+            return await asyncio.to_thread(fast, text, k, "entity")
+        hits = await asyncio.to_thread(self.labels.search, text, max(k, 50), "entity")
+        return [h for h in hits if _names_alike(text, h)][:k]
 
     async def search_relations(self, text: SearchText, k: SearchK = 10) -> list[LabelHit]:
         """Find knowledge-graph relations (predicates) by name or meaning (paraphrases match too)."""
@@ -505,13 +517,14 @@ class KGTools:
                 f"seconds, at most {t:g} (the KG's per-query timeout; a longer ask is cut to it)"),
                 json_schema_extra={"maximum": t})], None),
         )
-        return Tool(tool.name, tool.description, tool.fn, arguments, tool.hook)
+        return Tool(tool.name, tool.description, tool.fn, arguments, tool.hook, tool.cacheable, tool.cache)
 
     # ------------------------------------------------------------------ as named tools
     def toolbox(self) -> Toolbox:
-        """These tools by name (what a team built without plugins offers its roles)."""
+        """These tools by name (what a team built without plugins offers its roles); all read the KG
+        only, so a question's ToolCache may reuse their results."""
         box = Toolbox.from_callables({name: getattr(type(self), name) for name in TOOL_NAMES}, [self])
-        return Toolbox({name: self._run_sparql_tool(tool) if name == "run_sparql" else tool
+        return Toolbox({name: (self._run_sparql_tool(tool) if name == "run_sparql" else tool).cached()
                         for name, tool in box.items()}, reader=self.reader, bank=self.bank)
 
 
@@ -525,6 +538,14 @@ def _values_chunks(iris: list[str]) -> list[str]:
         except ToolError:
             continue
     return [" ".join(valid[i : i + _VALUES_BATCH]) for i in range(0, len(valid), _VALUES_BATCH)]
+
+
+def _names_alike(text: str, hit: LabelHit) -> bool:
+    """``hit``'s label or matched alias is ``text`` up to :func:`name_edits` edits (normalised)."""
+    want = normalize_label(text)
+    edits = name_edits(want)
+    return any(Levenshtein.distance(want, normalize_label(name), score_cutoff=edits) <= edits
+               for name in (hit.matched, hit.label) if name)
 
 
 def _literal_datatype(kind: str, datatype: str) -> str | None:
@@ -563,6 +584,11 @@ def fuse_relation_hits(lexical: list[LabelHit], dense: list[LabelHit], k: int) -
     hits += [h.model_copy(update={"score": 0.0}) for h in rest]  # to fill k: after every voted hit
     hits.sort(key=lambda h: not h.exact)
     return hits[:k]
+
+
+def is_kg_tool(name: str, fn: Any) -> bool:
+    """Whether ``fn`` registered as ``name`` is one of these (read-only) KG tools, not a plugin's."""
+    return name in TOOL_NAMES and getattr(KGTools, name, None) is fn
 
 
 TOOL_NAMES = ("search_entities", "search_relations", "entity_schema", "neighbors", "run_sparql", "labels_for",

@@ -57,6 +57,14 @@ def normalize_label(text: str) -> str:
     return " ".join(folded.replace("_", " ").split())
 
 
+def name_edits(norm: str) -> int:
+    """Character edits a whole name may differ by and still count as the same name misspelt: none
+    below 4 characters, 1 below 9, else 2 (what :meth:`TantivyLabelIndex.search_names` allows)."""
+    if len(norm) < 4:
+        return 0
+    return 1 if len(norm) < 9 else 2
+
+
 def label_words(norm: str) -> list[str]:
     """Word tokens of an already-normalised label (distinct, in order)."""
     return list(dict.fromkeys(norm.split()))

@@ -24,6 +24,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, ValidationError, create_model
 
 from kgteam.protocols.errors import ContractError
+from kgteam.tools.tool_cache import ToolCache, call_key
 from kgteam.tools.types import ToolError
 
 ToolFn = Callable[..., Awaitable[Any]]
@@ -85,6 +86,9 @@ class Tool:
     fn: ToolFn  # bound: takes only the arguments
     arguments: type[BaseModel]
     hook: ToolHook | None = field(default=None, compare=False)
+    # read-only and deterministic within a question (the KG tools): a ToolCache may reuse its results
+    cacheable: bool = False
+    cache: ToolCache | None = field(default=None, compare=False)
 
     @classmethod
     def from_callable(cls, name: str, fn: Callable[..., Any], resources: list[Any] = ()) -> Tool:  # type: ignore[assignment]
@@ -149,6 +153,11 @@ class Tool:
 
     async def __call__(self, *args: Any, **kwargs: Any) -> Any:
         arguments = self.validate(args, kwargs)
+        if self.cache is not None and self.cacheable:  # a reused result is no call: the hook does not see it
+            return await self.cache.run(call_key(self.name, arguments), lambda: self._invoke(arguments))
+        return await self._invoke(arguments)
+
+    async def _invoke(self, arguments: dict[str, Any]) -> Any:
         if self.hook is None:
             return await self.fn(**arguments)
         t0 = time.perf_counter()
@@ -162,7 +171,14 @@ class Tool:
         return result
 
     def with_hook(self, hook: ToolHook | None) -> Tool:
-        return Tool(self.name, self.description, self.fn, self.arguments, hook)
+        return Tool(self.name, self.description, self.fn, self.arguments, hook, self.cacheable, self.cache)
+
+    def with_cache(self, cache: ToolCache | None) -> Tool:
+        return Tool(self.name, self.description, self.fn, self.arguments, self.hook, self.cacheable, cache)
+
+    def cached(self, cacheable: bool = True) -> Tool:
+        """This tool marked as one whose results a question's ToolCache may reuse."""
+        return Tool(self.name, self.description, self.fn, self.arguments, self.hook, cacheable, self.cache)
 
 
 def _admits_bool(annotation: Any) -> bool:
@@ -220,6 +236,11 @@ class Toolbox(Mapping[str, Tool]):
     def with_hook(self, hook: ToolHook | None) -> Toolbox:
         return Toolbox({n: t.with_hook(hook) for n, t in self._tools.items()}, owner=self.owner,
                        installed=self._installed, reader=self.reader, bank=self.bank)
+
+    def with_cache(self, cache: ToolCache | None) -> Toolbox:
+        """These tools sharing one question's cache (only the ``cacheable`` ones use it)."""
+        return Toolbox({n: t.with_cache(cache) for n, t in self._tools.items()}, owner=self.owner,
+                       installed=self._installed, reader=self.reader)
 
     def specs(self) -> list[dict[str, Any]]:
         """OpenAI ``tools=[...]`` for every tool in this box."""

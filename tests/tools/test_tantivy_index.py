@@ -251,3 +251,46 @@ def test_writer_rejects_add_after_commit(tmp_path):
     ix = TantivyLabelIndex(tmp_path / "ix")
     assert ix.search("alpha", 3) == []
     ix.close()
+
+
+# ---------------------------------------------------------------- names only (search_names)
+
+@pytest.mark.parametrize(
+    ("query", "gold"),
+    [
+        ("Tom Hanks", E + "tom_hanks"),  # exact
+        ("PETER FRANZÉN", E + "franzen"),  # exact after normalising
+        ("Thomas Jeffrey Hanks", E + "tom_hanks"),  # an alias
+        ("Tom Hamks", E + "tom_hanks"),  # one edit
+        ("Stevem Spilberg", E + "spielberg"),  # two edits in a long name
+    ],
+)
+def test_search_names_finds_a_name_up_to_a_typo(index, query, gold):
+    hits = index.search_names(query, 5)
+    assert hits and hits[0].iri == gold
+    assert hits[0].exact == (normalize_label(query) in {normalize_label(hits[0].matched)})
+
+
+@pytest.mark.parametrize("query", [
+    "films starring Tom Hanks",  # contains a name, is none: the full search finds Tom Hanks, names do not
+    "Hanks Tom",  # reordered words are a word match, not a name
+    "Tom",  # a word of a name
+    "Tpo",  # short: no typo allowed below four characters
+])
+def test_search_names_ignores_partial_matches(index, query):
+    assert index.search_names(query, 5) == []
+
+
+def test_search_names_agrees_with_search_where_a_name_matches(index):
+    words = index.search("films starring Tom Hanks", 10)
+    assert E + "tom_hanks" in iris(words)  # the full search ranks it by shared words
+    for query in ("tom hanks", "Tom Hamks", "Steven Spileberg"):
+        names = index.search_names(query, 1)
+        assert iris(names) == iris(index.search(query, 1))
+
+
+def test_search_names_bounds(index):
+    assert index.search_names("", 5) == [] and index.search_names("Tom Hanks", 0) == []
+    assert len(index.search_names("Tom Hankza", 3)) == 3  # the twenty near-duplicates, cut at k
+    with pytest.raises(ValueError):
+        index.search_names("Tom Hanks", 3, "class")  # type: ignore[arg-type]

@@ -105,6 +105,8 @@ async def spot_mentions(question: str, tools: Toolbox, *, max_ngram: int = 10, k
                 continue
             text = question[tokens[i].start : tokens[i + n - 1].end]
             try:
+                if not await _may_name(text, tools, k):
+                    continue  # neither a name the KG knows nor one up to a typo: nothing to find
                 hits = await tools["search_entities"](text, k=k)
             except ToolError:
                 continue
@@ -162,6 +164,18 @@ async def spot_mentions(question: str, tools: Toolbox, *, max_ngram: int = 10, k
             found.append(Mention(token.text, i, i + 1, values, category=True))
             covered[i] = True
     return found
+
+
+async def _may_name(text: str, tools: Toolbox, k: int) -> bool:
+    """Whether some label is ``text`` exactly or up to a typo or two, asked of the names alone.
+
+    Most spans of a question name nothing, and a full (word, 3-gram, fuzzy) label search costs more
+    the more entities a KG has; a names-only search reads just the label dictionary. A toolbox whose
+    ``search_entities`` has no ``names_only`` (a plugin's) is asked the full search, as before."""
+    search = tools["search_entities"]
+    if "names_only" not in search.arguments.model_fields:
+        return True
+    return bool(await search(text, k=k, names_only=True))
 
 
 def _written_as_words(text: str, at_start: bool, hits: list[LabelHit]) -> bool:

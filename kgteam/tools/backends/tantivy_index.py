@@ -20,7 +20,14 @@ from pathlib import Path
 import tantivy
 
 from kgteam.tools.backends.base import LabelDoc, LabelKind
-from kgteam.tools.text_normalize import Candidate, label_grams, label_words, normalize_label, rerank
+from kgteam.tools.text_normalize import (
+    Candidate,
+    label_grams,
+    label_words,
+    name_edits,
+    normalize_label,
+    rerank,
+)
 from kgteam.tools.types import LabelHit
 
 FORMAT_VERSION = 1
@@ -322,6 +329,30 @@ class TantivyLabelIndex:
             LabelHit(iri=r.iri, label=r.label, matched=r.matched, score=r.score, exact=r.exact, kind=kind)
             for r in ranked
         ]
+
+    def search_names(self, text: str, k: int = 10, kind: LabelKind = "entity") -> list[LabelHit]:
+        """Labels equal to ``text`` (normalised) or within :func:`name_edits` of it, best ``k`` first.
+
+        Only the whole-label field is read: one term lookup and one edit-distance automaton over
+        the label dictionary, no word or 3-gram postings. Its cost hardly grows with the number of
+        labels, so a caller can ask "does this span name anything?" of every span of a question
+        and run the full :meth:`search` only on the few that do.
+        """
+        if kind not in KINDS:
+            raise ValueError(f"unknown label kind {kind!r}")
+        norm = normalize_label(text) if text else ""
+        if k <= 0 or not norm:
+            return []
+        searcher = self._searchers[kind]
+        Q = tantivy.Query
+        addresses = self._search_addresses(searcher, Q.term_query(self._schema, "exact", norm), self.exact_candidates)
+        edits = name_edits(norm)
+        if edits:
+            near = Q.fuzzy_term_query(self._schema, "exact", norm, distance=edits)
+            addresses += self._search_addresses(searcher, near, self.fuzzy_label_candidates)
+        ranked = rerank(text, self._fetch(searcher, addresses, set()), k)
+        return [LabelHit(iri=r.iri, label=r.label, matched=r.matched, score=r.score, exact=r.exact, kind=kind)
+                for r in ranked]
 
     def label_of(self, iris: Iterable[str]) -> dict[str, str]:
         """Primary label of each known IRI (entities and relations); unknown IRIs are left out."""
