@@ -23,6 +23,11 @@ class LoadProgress:
 ProgressCallback = Callable[[LoadProgress], None]
 
 
+# the triple index build's steps (kgteam.tools.vectors.stream), as the bar names them
+_STEP_TITLES = {"training": "training the triple index", "indexing": "indexing triple vectors"}
+_STEP_UNITS = {"training": "steps", "indexing": "triples"}
+
+
 def _mb(n: int) -> str:
     return f"{n / 1e6:,.1f}"
 
@@ -78,9 +83,11 @@ class RichProgress:
             what = event.source or "texts"
             task = self._embed_tasks.get(what)
             if task is None:
+                title = _STEP_TITLES.get(what, f"embedding {what}")
                 task = self._embed_tasks[what] = self._progress.add_task(
-                    f"embedding {what}", total=max(event.docs_total, 1), detail=""
+                    title, total=max(event.docs_total, 1), detail=""
                 )
             self._progress.update(
-                task, completed=event.docs, detail=f"{event.docs:,}/{event.docs_total:,} {what}"  # type: ignore[arg-type]
+                task, completed=event.docs, total=max(event.docs_total, 1),  # type: ignore[arg-type]
+                detail=f"{event.docs:,}/{event.docs_total:,} {_STEP_UNITS.get(what, what)}",
             )
