@@ -28,8 +28,8 @@ Kind = Literal["exact", "hnsw", "ivf"]
 
 
 def ivf_lists(rows: int) -> int:
-    """Inverted lists for ``rows`` vectors: ~4 sqrt(n), at least 64, at most 4096."""
-    return int(min(4096, max(64, 4 * np.sqrt(max(rows, 1)))))
+    """Inverted lists for ``rows`` vectors: ~4 sqrt(n), at least 64, at most 4096 (never more than rows)."""
+    return int(min(4096, max(1, rows), max(64, 4 * np.sqrt(max(rows, 1)))))
 
 
 class IVFBuilder:

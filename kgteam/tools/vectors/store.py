@@ -1,8 +1,8 @@
 """A KG's ``vectors/`` folder: building it from the store, opening it, and searching it.
 
 Files: ``relations.npy`` (one row per relation text) + ``relations.json`` (IRIs, labels, texts,
-row owners); ``triples.npy``, ``triples.ivf`` (or an older KG's ``triples.hnsw``) + ``triples.ids.npy`` (subject, predicate,
-object term ids per row) + ``terms.json``. Which embedder made them is in the KG manifest.
+row owners); ``triples.npy`` or ``triples.ivf`` (an older KG: ``triples.hnsw``) + ``triples.ids.npy``
+(subject, predicate, object term ids per row) + ``terms.json``. Which embedder made them is in the KG manifest.
 """
 
 from __future__ import annotations
