@@ -28,8 +28,12 @@ Kind = Literal["exact", "hnsw", "ivf"]
 
 
 def ivf_lists(rows: int) -> int:
-    """Inverted lists for ``rows`` vectors: ~4 sqrt(n), at least 64, at most 4096 (never more than rows)."""
-    return int(min(4096, max(1, rows), max(64, 4 * np.sqrt(max(rows, 1)))))
+    """Inverted lists for ``rows`` vectors: ~sqrt(n), at least 64, at most 4096 (never more than rows).
+
+    Training and filling cost rows x lists: 4 sqrt(n) lists trained 74 s and filled 96 s at 1M
+    rows on loaded cores (docs/benchmarks.md); sqrt(n) is a quarter of that, and a query still
+    scans only nprobe/lists of the rows (32k at 1M)."""
+    return int(min(4096, max(1, rows), max(64, np.sqrt(max(rows, 1)))))
 
 
 class IVFBuilder:
