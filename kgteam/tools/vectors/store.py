@@ -23,7 +23,7 @@ from kgteam.tools.loading.manifest import VectorsInfo
 from kgteam.tools.naming import DEFAULT_NAMING, Naming
 from kgteam.tools.vectors.index import EXACT_MAX_ROWS, VectorIndex
 from kgteam.tools.vectors.stream import DEFAULT_MEMORY_MB, build_triple_index
-from kgteam.tools.vectors.verbalise import read_labels, relation_texts
+from kgteam.tools.vectors.verbalise import fact_predicates, read_labels, relation_texts
 
 EMBED_BATCH = 4096
 INFO_FILE = "info.json"
@@ -55,8 +55,9 @@ def build_vectors(store: ox.Store, folder: Path, embedder: Embedder, *, triples:
     ``memory_mb`` (the triple build's budget) matter only with ``triples``."""
     started = time.perf_counter()
     folder.mkdir(parents=True)
-    labels = read_labels(store, naming)
-    iris, texts, owners = relation_texts(store, labels, naming)
+    predicates = fact_predicates(store, naming)
+    labels = read_labels(store, naming, None if triples else predicates)
+    iris, texts, owners = relation_texts(store, labels, naming, predicates)
     rel_vecs = _embed_all(embedder, texts, "relations", progress)
     np.save(folder / "relations.npy", rel_vecs, allow_pickle=False)
     first_text = {owner: row for row, owner in reversed(list(enumerate(owners)))}
