@@ -121,6 +121,11 @@ class _Reporter:
             self.callback(LoadProgress("embed", what, self.triples, self.total, self.total, docs=done,
                                        docs_total=total))
 
+    def finish(self, what: str) -> None:
+        """A step after the last input triple that shows no count (the store's final write)."""
+        if self.callback is not None:
+            self.callback(LoadProgress("finish", what, self.triples, self.total, self.total))
+
     def index(self, docs: int, docs_total: int) -> None:
         if self.callback is not None:
             self.callback(
@@ -427,6 +432,13 @@ class _IndexWorker:
         self.thread.join()
 
 
+def _when_done(call: Callable[[str], None], what: str) -> Iterator[ox.Quad]:
+    """No quads; calls ``call(what)`` when the stream reaches it (the bulk loader's last batch
+    is written after that, for seconds to a minute on millions of triples)."""
+    call(what)
+    yield from ()
+
+
 def _build_into(tmp: Path, name: str, inputs: list[_Input], base: str, rep: _Reporter,
                 entity_labels: tuple[dict[str, str], SourceInfo | None],
                 relation_labels: tuple[dict[str, str], SourceInfo | None],
@@ -445,7 +457,8 @@ def _build_into(tmp: Path, name: str, inputs: list[_Input], base: str, rep: _Rep
         ]
         store = ox.Store(str(tmp / STORE_DIR))
         try:
-            store.bulk_extend(itertools.chain(*streams, labeller.remaining()))
+            store.bulk_extend(itertools.chain(*streams, labeller.remaining(), _when_done(rep.finish,
+                                                                                         "writing the store")))
             store.flush()
             total_triples = len(store)
             if not any(i.records for i in inputs):

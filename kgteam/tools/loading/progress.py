@@ -49,6 +49,7 @@ class RichProgress:
         self._title = title
         self._read_task = None
         self._index_task = None
+        self._finish_task = None
         self._embed_tasks: dict[str, object] = {}
 
     def __enter__(self) -> RichProgress:
@@ -69,7 +70,16 @@ class RichProgress:
                 completed=event.bytes_done,
                 detail=f"{_mb(event.bytes_done)}/{_mb(event.bytes_total)} MB, {event.triples:,} triples",
             )
+        elif event.phase == "finish":
+            if self._read_task is not None:
+                self._progress.update(self._read_task, completed=max(event.bytes_total, 1))
+            if self._finish_task is None:  # no total: rich shows a pulsing bar and the time
+                self._finish_task = self._progress.add_task(event.source or "finishing", total=None, detail="")
+            else:
+                self._progress.update(self._finish_task, description=event.source or "finishing")
         elif event.phase == "index":
+            if self._finish_task is not None:
+                self._progress.update(self._finish_task, total=1, completed=1)
             if self._read_task is not None:
                 self._progress.update(self._read_task, completed=max(event.bytes_total, 1))
             if self._index_task is None:
@@ -80,6 +90,8 @@ class RichProgress:
                 self._index_task, completed=event.docs, detail=f"{event.docs:,}/{event.docs_total:,} labels"
             )
         elif event.phase == "embed":
+            if self._finish_task is not None:
+                self._progress.update(self._finish_task, total=1, completed=1)
             what = event.source or "texts"
             task = self._embed_tasks.get(what)
             if task is None:
