@@ -19,6 +19,8 @@ from kgteam.cli.errors import fail
 from kgteam.tools.embedding.base import EmbeddingError
 from kgteam.tools.loading import FORMATS, LoadError, build_kg
 from kgteam.tools.loading.manifest import KGManifest
+from kgteam.tools.vectors.policy import VECTORS_MODES
+from kgteam.tools.vectors.stream import DEFAULT_MEMORY_MB
 
 
 @contextlib.contextmanager
@@ -71,8 +73,15 @@ def load(
     home: Annotated[Path | None, typer.Option("--home", help="KG home (default: $KGTEAM_HOME or ~/.kgteam)")] = None,
     quiet: Annotated[bool, typer.Option("--quiet", "-q", help="no progress bar")] = False,
     no_embed: Annotated[bool, typer.Option("--no-embed", help="skip the vector index (relation and triple "
-                                                              "embeddings); add it later with `kgteam embed NAME`")]
+                                                              "embeddings), same as --vectors none; add it later "
+                                                              "with `kgteam embed NAME`")]
     = False,
+    vectors: Annotated[str, typer.Option("--vectors", help="which vectors to build: auto (relation vectors; the "
+                                                           "triple index only up to 250,000 facts), triples "
+                                                           "(both), relations, none. `kgteam index NAME` adds "
+                                                           "the triple index later")] = "auto",
+    memory_mb: Annotated[int, typer.Option("--memory-mb", min=256, help="memory budget of the triple index "
+                                                                         "build (chunk sizes)")] = DEFAULT_MEMORY_MB,
 ) -> None:
     """Build (or rebuild) a named KG: Oxigraph store + label index + vector index. The previous KG stays until it succeeds."""
     if demo:
@@ -85,6 +94,11 @@ def load(
         raise fail("give input files (or --demo); see `kgteam load --help`", 2)
     if not name:
         raise fail("--name is required (the KG is stored as <home>/kgs/<name>)", 2)
+    if vectors not in VECTORS_MODES:
+        raise fail(f"--vectors must be one of {', '.join(VECTORS_MODES)}, not {vectors!r}", 2)
+    if no_embed and vectors not in ("auto", "none"):
+        raise fail(f"--no-embed builds no vectors; it cannot be combined with --vectors {vectors}", 2)
+    mode = "none" if no_embed else vectors
     started = time.perf_counter()
     try:
         with _terminate_as_interrupt():
@@ -97,8 +111,10 @@ def load(
                 progress=not quiet,
                 entity_labels=labels,
                 relation_labels=relation_labels,
-                embed=not no_embed,
+                embed=mode != "none",
                 label_predicates=label_predicates or (),
+                vectors=mode,  # type: ignore[arg-type]
+                memory_mb=memory_mb,
             )
     except (LoadError, EmbeddingError) as exc:
         raise fail(str(exc)) from None
@@ -107,9 +123,12 @@ def load(
     except OSError as exc:
         raise fail(f"load failed: {exc}") from None
     typer.echo(_summary(manifest, time.perf_counter() - started))
-    if manifest.vectors is None and not no_embed:
+    if manifest.vectors is None and mode != "none":
         typer.echo("no vector index: the embedded embedder (wordllama) is not installed; "
                    "similar_triples is off and relation search is lexical only")
+    elif manifest.vectors is not None and not manifest.vectors.triples and mode == "auto":
+        typer.echo(f"relation vectors only: no triple index for {manifest.counts.facts:,} facts (similar_triples "
+                   f"is off; PG&AKV and R3 use it). Add it with `kgteam index {manifest.name}`")
 
 
 def embed(
@@ -125,6 +144,8 @@ def embed(
                                                                           "triples")] = False,
     home: Annotated[Path | None, typer.Option("--home", help="KG home (default: $KGTEAM_HOME or ~/.kgteam)")] = None,
     quiet: Annotated[bool, typer.Option("--quiet", "-q", help="no progress bar")] = False,
+    memory_mb: Annotated[int, typer.Option("--memory-mb", min=256, help="memory budget of the triple index "
+                                                                         "build (chunk sizes)")] = DEFAULT_MEMORY_MB,
 ) -> None:
     """Add (or rebuild) a KG's vector index: relation labels and triples as text, for similar_triples
     and dense relation search. Teams must use the same embedder (kg.embedder)."""
@@ -143,7 +164,8 @@ def embed(
         if embedder is None:
             raise fail("--provider none builds no vectors", 2)
         with _terminate_as_interrupt():
-            manifest = add_vectors(name, embedder, home=home, triples=not relations_only, progress=not quiet)
+            manifest = add_vectors(name, embedder, home=home, triples=not relations_only, progress=not quiet,
+                                   memory_mb=memory_mb)
     except (LoadError, EmbeddingError) as exc:
         raise fail(str(exc)) from None
     except KeyboardInterrupt:
@@ -153,6 +175,26 @@ def embed(
     typer.echo(f"KG '{name}': {v.relations:,} relations ({v.relation_rows:,} texts) and {v.triples:,} triples "
                f"embedded with {v.embedder} ({v.dim} dims, {v.triples_kind} search) "
                f"in {time.perf_counter() - started:,.1f}s")
+
+
+def index(
+    name: Annotated[str, typer.Argument(help="the KG to index (a name from `kgteam kgs`)")],
+    home: Annotated[Path | None, typer.Option("--home", help="KG home (default: $KGTEAM_HOME or ~/.kgteam)")] = None,
+    quiet: Annotated[bool, typer.Option("--quiet", "-q", help="no progress bar")] = False,
+    memory_mb: Annotated[int, typer.Option("--memory-mb", min=256, help="memory budget of the build (chunk "
+                                                                         "sizes)")] = DEFAULT_MEMORY_MB,
+) -> None:
+    """Add (or rebuild) a KG's triple vector index (with its relation vectors) with the embedded embedder,
+    for teams that call similar_triples (PG&AKV, R3). Streams in bounded memory; `kgteam embed` picks
+    another embedder."""
+    embed(name, home=home, quiet=quiet, memory_mb=memory_mb)
+
+
+def _vectors_cell(m: KGManifest) -> str:
+    v = m.vectors
+    if v is None:
+        return "none"
+    return f"relations + {v.triples:,} triples ({v.triples_kind})" if v.triples else "relations"
 
 
 def kgs(
@@ -172,11 +214,11 @@ def kgs(
                    "or `kgteam load --demo`")
         return
     table = Table(title=f"KGs in {kgs_dir(home)}")
-    for column in ("name", "triples", "entities", "relations", "format", "size", "created", "sources"):
+    for column in ("name", "triples", "entities", "relations", "vectors", "format", "size", "created", "sources"):
         table.add_column(column, justify="right" if column in {"triples", "entities", "relations", "size"} else "left")
     for m in found:
         c = m.counts
-        table.add_row(m.name, f"{c.facts:,}", f"{c.entities:,}", f"{c.relations:,}", m.format,
+        table.add_row(m.name, f"{c.facts:,}", f"{c.entities:,}", f"{c.relations:,}", _vectors_cell(m), m.format,
                       f"{m.disk_bytes / 1e6:,.1f} MB", m.created_at,
                       m.endpoint.url if m.endpoint else ", ".join(Path(s.path).name for s in m.sources))
     Console(highlight=False, width=200).print(table)
@@ -187,3 +229,4 @@ def register(app: typer.Typer) -> None:
     app.command("load")(load)
     app.command("kgs")(kgs)
     app.command("embed")(embed)
+    app.command("index")(index)

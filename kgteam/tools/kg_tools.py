@@ -84,8 +84,11 @@ class KGTools:
         naming: Naming = DEFAULT_NAMING,
         reader: dict[str, Any] | None = None,
         bank: LazyBank | None = None,
+        kg_name: str | None = None,
     ) -> None:
         self.store = store
+        # The KG's name, so a missing index is reported with the exact command that adds it.
+        self.kg_name = kg_name
         # The KG's trained reader (``<kg>/reader.json`` from its example bank; kgteam.roles.semantic.reader),
         # handed to every role's toolbox so each semantic layer reads with it. None: the hand scorer only.
         self.reader = reader
@@ -125,6 +128,7 @@ class KGTools:
             kwargs["bank"] = LazyBank.of(kg.path)
         if "naming" not in kwargs:  # the naming predicates `kgteam load --label-predicate` recorded
             kwargs["naming"] = naming_of(kg.manifest)
+        kwargs.setdefault("kg_name", kg.name)
         return cls(kg.store, kg.labels, embedder=embedder, vectors=kg.vectors, **kwargs)
 
     def close(self) -> None:
@@ -205,8 +209,9 @@ class KGTools:
         """KG triples whose wording is closest in meaning to a text (dense search over all facts)."""
         self._check_search(text, k)
         if self.vectors is None or not self.vectors.has_triples:
-            raise ToolError("this KG has no triple vectors: build them with `kgteam embed NAME` "
-                            "(or reload it without --no-embed)")
+            name = self.kg_name or "NAME"
+            raise ToolError(f"KG {name!r} has no triple vector index, so similar_triples cannot answer: "
+                            f"add it with `kgteam index {name}` (or `kgteam load ... --vectors triples`)")
         try:
             embedder = self.vectors.check(self.embedder)
         except EmbeddingError as exc:

@@ -46,8 +46,11 @@ def normalize_label(text: str) -> str:
     """
     if not text:
         return ""
-    decomposed = unicodedata.normalize("NFKD", text)
-    stripped = "".join(ch for ch in decomposed if not unicodedata.combining(ch))
+    if text.isascii():  # NFKD leaves ASCII as it is and it has no combining marks: skip the per-char pass
+        stripped = text
+    else:
+        decomposed = unicodedata.normalize("NFKD", text)
+        stripped = "".join(ch for ch in decomposed if not unicodedata.combining(ch))
     folded = stripped.casefold().translate(_EXTRA_FOLDS).replace("&", " and ")
     folded = _APOSTROPHES.sub("", folded)
     words = _NON_WORD.sub(" ", folded).strip()
@@ -81,7 +84,7 @@ def label_grams(norm: str, n: int = GRAM_SIZE) -> list[str]:
     padded = GRAM_PAD + norm.replace(" ", GRAM_PAD) + GRAM_PAD
     if len(padded) <= n:
         return [padded]
-    return list(dict.fromkeys(padded[i : i + n] for i in range(len(padded) - n + 1)))
+    return list(dict.fromkeys([padded[i : i + n] for i in range(len(padded) - n + 1)]))
 
 
 def match_score(query_norm: str, cand_norm: str) -> float:

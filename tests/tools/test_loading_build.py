@@ -240,6 +240,9 @@ def test_progress_events_cover_the_input(home, tmp_path):
     reads = [e for e in events if e.phase == "read"]
     assert reads[-1].bytes_done == reads[-1].bytes_total == (tmp_path / "big.txt").stat().st_size
     assert max(e.triples for e in reads) == 40_000 == m.counts.facts
+    phases = [e.phase for e in events]  # the store's final write is shown between reading and indexing
+    assert phases.count("finish") == 1 and events[phases.index("finish")].source == "writing the store"
+    assert max(i for i, p in enumerate(phases) if p == "read") < phases.index("finish") < phases.index("index")
     assert events[-1].phase == "index" and events[-1].docs == events[-1].docs_total == m.counts.label_docs
 
 

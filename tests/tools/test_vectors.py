@@ -118,7 +118,7 @@ async def test_tools_refuse_another_embedders_index_and_say_how_to_fix(zoo):
         assert (await other.search_relations("keeper of", k=1))[0].iri == f"{EX}keeperOf"  # lexical only
         with pytest.raises(ToolError, match="no embedder"):
             await KGTools.from_kg(kg, embedder=None).similar_triples("Alice", k=2)
-    with open_kg("plain", home) as kg, pytest.raises(ToolError, match="kgteam embed NAME"):
+    with open_kg("plain", home) as kg, pytest.raises(ToolError, match="kgteam index plain"):
         await KGTools.from_kg(kg).similar_triples("Alice", k=2)
 
 

@@ -67,7 +67,9 @@ class FactSelector(Role[FactSettings]):
             return []
         try:
             hits = await ctx.tools["similar_triples"](text, k=self.settings.dense_k)
-        except (ToolError, KeyError):
+        except (ToolError, KeyError) as exc:
+            # not silent: the trace says why no dense facts came (e.g. the command that adds the index)
+            ctx.trace.record("tool_unavailable", role=self.instance_name, tool="similar_triples", reason=str(exc))
             return []
         return as_evidence(hits)
 

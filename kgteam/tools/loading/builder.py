@@ -68,6 +68,8 @@ from kgteam.tools.loading.text_readers import (
     read_tsv,
 )
 from kgteam.tools.naming import DEFAULT_NAMING, Naming
+from kgteam.tools.vectors.policy import VECTORS_MODES, VectorsMode, wants_triples
+from kgteam.tools.vectors.stream import DEFAULT_MEMORY_MB
 
 METAQA_BASE_IRI = "http://example.org/metaqa/"
 _REPORT_EVERY = 1 << 14  # triples between progress events
@@ -118,6 +120,11 @@ class _Reporter:
         if self.callback is not None:
             self.callback(LoadProgress("embed", what, self.triples, self.total, self.total, docs=done,
                                        docs_total=total))
+
+    def finish(self, what: str) -> None:
+        """A step after the last input triple that shows no count (the store's final write)."""
+        if self.callback is not None:
+            self.callback(LoadProgress("finish", what, self.triples, self.total, self.total))
 
     def index(self, docs: int, docs_total: int) -> None:
         if self.callback is not None:
@@ -425,10 +432,18 @@ class _IndexWorker:
         self.thread.join()
 
 
+def _when_done(call: Callable[[str], None], what: str) -> Iterator[ox.Quad]:
+    """No quads; calls ``call(what)`` when the stream reaches it (the bulk loader's last batch
+    is written after that, for seconds to a minute on millions of triples)."""
+    call(what)
+    yield from ()
+
+
 def _build_into(tmp: Path, name: str, inputs: list[_Input], base: str, rep: _Reporter,
                 entity_labels: tuple[dict[str, str], SourceInfo | None],
                 relation_labels: tuple[dict[str, str], SourceInfo | None],
-                inverse_suffix: str | None, embedder: Embedder | None, naming: Naming) -> KGManifest:
+                inverse_suffix: str | None, embedder: Embedder | None, naming: Naming,
+                vectors_mode: VectorsMode = "auto", memory_mb: int = DEFAULT_MEMORY_MB) -> KGManifest:
     started = time.perf_counter()
     tmp.mkdir(parents=True)
     col = _Collected(base=base, entity_labels=entity_labels[0], relation_labels=relation_labels[0], naming=naming)
@@ -442,17 +457,21 @@ def _build_into(tmp: Path, name: str, inputs: list[_Input], base: str, rep: _Rep
         ]
         store = ox.Store(str(tmp / STORE_DIR))
         try:
-            store.bulk_extend(itertools.chain(*streams, labeller.remaining()))
+            store.bulk_extend(itertools.chain(*streams, labeller.remaining(), _when_done(rep.finish,
+                                                                                         "writing the store")))
             store.flush()
             total_triples = len(store)
             if not any(i.records for i in inputs):
                 # almost certainly the wrong file or format; never replace a KG with an empty one
                 raise LoadError("no triples found in the input", file=inputs[0].path if len(inputs) == 1 else None)
             vectors = None
-            if embedder is not None:
+            if embedder is not None and vectors_mode != "none":
                 from kgteam.tools.vectors.store import build_vectors
 
-                vectors = build_vectors(store, tmp / VECTORS_DIR, embedder, progress=rep.embed, naming=naming)
+                facts = total_triples - col.label_triples
+                vectors = build_vectors(store, tmp / VECTORS_DIR, embedder, progress=rep.embed, naming=naming,
+                                        triples=wants_triples(vectors_mode, facts), facts=facts,
+                                        memory_mb=memory_mb)
         finally:
             del store
             gc.collect()  # the RocksDB handle must be released before the folder is renamed
@@ -517,6 +536,8 @@ def build_kg(
     inverse_suffix: str | None = INVERSE_SUFFIX,
     embed: bool | Embedder | None = False,
     label_predicates: Sequence[str] = (),
+    vectors: VectorsMode = "auto",
+    memory_mb: int = DEFAULT_MEMORY_MB,
 ) -> KGManifest:
     """Builds (or rebuilds) KG ``name`` under ``<home>/kgs/`` from ``sources`` and returns its manifest.
 
@@ -527,7 +548,9 @@ def build_kg(
     ``True`` for a rich progress bar on stderr, ``False`` for none, or a callback receiving
     ``LoadProgress`` events (an exception raised there aborts the load cleanly).
     ``embed`` also builds the ``vectors/`` folder (relation and triple vectors): ``True`` with the
-    embedded embedder (skipped when it is not installed), or with the ``Embedder`` given.
+    embedded embedder (skipped when it is not installed), or with the ``Embedder`` given;
+    ``vectors`` says which (:mod:`kgteam.tools.vectors.policy`: ``auto`` builds the triple index
+    of small KGs only) and ``memory_mb`` bounds the triple index build.
     ``label_predicates`` are IRIs of the KG's own naming predicates beyond the standard ones
     (:mod:`kgteam.tools.naming`), preferred over them; the manifest records them for every reader.
     Raises ``LoadError`` (file:line: problem) for bad input; the previous KG is then untouched.
@@ -545,6 +568,8 @@ def build_kg(
         naming = Naming.with_predicates(label_predicates)
     except ValueError as exc:
         raise LoadError(str(exc)) from exc
+    if vectors not in VECTORS_MODES:
+        raise LoadError(f"vectors must be one of {', '.join(VECTORS_MODES)}, not {vectors!r}")
     embedder = _load_embedder(embed)
     labels = _read_labels_file(entity_labels)
     rel_labels = _read_labels_file(relation_labels)
@@ -557,7 +582,7 @@ def build_kg(
         try:
             with show if show is not None else nullcontext():
                 manifest = _build_into(tmp, name, inputs, base, _Reporter(callback, inputs), labels, rel_labels,
-                                       inverse_suffix, embedder, naming)
+                                       inverse_suffix, embedder, naming, vectors, memory_mb)
             manifest.path = swap_into_place(kgs, name, tmp)
         except BaseException:
             shutil.rmtree(tmp, ignore_errors=True)

@@ -23,6 +23,11 @@ class LoadProgress:
 ProgressCallback = Callable[[LoadProgress], None]
 
 
+# the triple index build's steps (kgteam.tools.vectors.stream), as the bar names them
+_STEP_TITLES = {"training": "training the triple index", "indexing": "indexing triple vectors"}
+_STEP_UNITS = {"training": "steps", "indexing": "triples"}
+
+
 def _mb(n: int) -> str:
     return f"{n / 1e6:,.1f}"
 
@@ -44,6 +49,7 @@ class RichProgress:
         self._title = title
         self._read_task = None
         self._index_task = None
+        self._finish_task = None
         self._embed_tasks: dict[str, object] = {}
 
     def __enter__(self) -> RichProgress:
@@ -64,7 +70,16 @@ class RichProgress:
                 completed=event.bytes_done,
                 detail=f"{_mb(event.bytes_done)}/{_mb(event.bytes_total)} MB, {event.triples:,} triples",
             )
+        elif event.phase == "finish":
+            if self._read_task is not None:
+                self._progress.update(self._read_task, completed=max(event.bytes_total, 1))
+            if self._finish_task is None:  # no total: rich shows a pulsing bar and the time
+                self._finish_task = self._progress.add_task(event.source or "finishing", total=None, detail="")
+            else:
+                self._progress.update(self._finish_task, description=event.source or "finishing")
         elif event.phase == "index":
+            if self._finish_task is not None:
+                self._progress.update(self._finish_task, total=1, completed=1)
             if self._read_task is not None:
                 self._progress.update(self._read_task, completed=max(event.bytes_total, 1))
             if self._index_task is None:
@@ -75,12 +90,16 @@ class RichProgress:
                 self._index_task, completed=event.docs, detail=f"{event.docs:,}/{event.docs_total:,} labels"
             )
         elif event.phase == "embed":
+            if self._finish_task is not None:
+                self._progress.update(self._finish_task, total=1, completed=1)
             what = event.source or "texts"
             task = self._embed_tasks.get(what)
             if task is None:
+                title = _STEP_TITLES.get(what, f"embedding {what}")
                 task = self._embed_tasks[what] = self._progress.add_task(
-                    f"embedding {what}", total=max(event.docs_total, 1), detail=""
+                    title, total=max(event.docs_total, 1), detail=""
                 )
             self._progress.update(
-                task, completed=event.docs, detail=f"{event.docs:,}/{event.docs_total:,} {what}"  # type: ignore[arg-type]
+                task, completed=event.docs, total=max(event.docs_total, 1),  # type: ignore[arg-type]
+                detail=f"{event.docs:,}/{event.docs_total:,} {_STEP_UNITS.get(what, what)}",
             )

@@ -31,6 +31,7 @@ from kgteam.tools.loading.manifest import KGManifest
 from kgteam.tools.loading.progress import LoadProgress, ProgressCallback, RichProgress
 from kgteam.tools.naming import Naming
 from kgteam.tools.vectors.store import build_vectors
+from kgteam.tools.vectors.stream import DEFAULT_MEMORY_MB
 
 
 def _leftovers(folder: Path) -> list[Path]:
@@ -38,7 +39,7 @@ def _leftovers(folder: Path) -> list[Path]:
 
 
 def add_vectors(name: str, embedder: Embedder | None = None, *, home: Path | None = None, triples: bool = True,
-                progress: bool | ProgressCallback = True) -> KGManifest:
+                progress: bool | ProgressCallback = True, memory_mb: int = DEFAULT_MEMORY_MB) -> KGManifest:
     """Embeds KG ``name``'s relations (and facts, unless ``triples=False``) with ``embedder``
     (default: the embedded WordLlama) and returns the updated manifest."""
     check_kg_name(name)
@@ -74,7 +75,8 @@ def add_vectors(name: str, embedder: Embedder | None = None, *, home: Path | Non
             try:
                 with show if show is not None else nullcontext():
                     info = build_vectors(store, tmp, embedder, triples=triples, progress=report,
-                                         naming=Naming.with_predicates(manifest.label_predicates))
+                                         naming=Naming.with_predicates(manifest.label_predicates),
+                                         facts=manifest.counts.facts, memory_mb=memory_mb)
             finally:
                 del store
             final = folder / VECTORS_DIR

@@ -1,8 +1,11 @@
-"""``VectorIndex``: nearest rows of a matrix of unit vectors, exact (numpy) or approximate (hnswlib).
+"""``VectorIndex``: nearest rows of a matrix of unit vectors, exact (numpy) or approximate.
 
 Exact search is one matrix-vector product: on 2 cores it stays within a few tens of ms up to
 ``EXACT_MAX_ROWS`` rows (docs/benchmarks.md), so smaller indexes are exact and need no extra
-library; above that an HNSW graph (inner-product space) answers in about a millisecond.
+library. Above that new indexes are faiss IVF-SQ8 (inverted lists of 8-bit scalar-quantised
+vectors): trained on a sample, filled chunk by chunk, ~260 bytes a row, so a build streams in
+bounded memory (docs/decisions.md, "Scale: the triple vector index"). HNSW graphs (hnswlib) of
+older KGs still open and answer.
 """
 
 from __future__ import annotations
@@ -19,28 +22,70 @@ EXACT_MAX_ROWS = 250_000
 HNSW_M = 16
 HNSW_EF_CONSTRUCTION = 100
 HNSW_EF_SEARCH = 256  # recall@10 0.92 at 1.7 ms p95 on 100k rows (128: 0.87; docs/benchmarks.md)
-Kind = Literal["exact", "hnsw"]
+IVF_TRAIN_ROWS = 65_536  # vectors the coarse quantiser and the scalar quantiser are trained on
+IVF_NPROBE = 64  # inverted lists visited per query: recall@10 0.87 (32: 0.81; docs/decisions.md)
+Kind = Literal["exact", "hnsw", "ivf"]
+
+
+def ivf_lists(rows: int) -> int:
+    """Inverted lists for ``rows`` vectors: ~sqrt(n), at least 64, at most 4096 (never more than rows).
+
+    Training and filling cost rows x lists: 4 sqrt(n) lists trained 74 s and filled 96 s at 1M
+    rows on loaded cores (docs/benchmarks.md); sqrt(n) is a quarter of that, and a query still
+    scans only nprobe/lists of the rows (32k at 1M)."""
+    return int(min(4096, max(1, rows), max(64, np.sqrt(max(rows, 1)))))
+
+
+class IVFBuilder:
+    """Builds an IVF-SQ8 index in steps: ``train`` on a sample, then ``add`` chunks of rows in order."""
+
+    def __init__(self, dim: int, rows: int, *, threads: int = 0) -> None:
+        import faiss
+
+        if threads:
+            faiss.omp_set_num_threads(threads)
+        self.dim = dim
+        self.index = faiss.index_factory(dim, f"IVF{ivf_lists(rows)},SQ8", faiss.METRIC_INNER_PRODUCT)
+        self.rows = 0
+
+    def train(self, sample: np.ndarray) -> None:
+        self.index.train(np.ascontiguousarray(sample, dtype=np.float32))
+
+    def add(self, vectors: np.ndarray) -> None:
+        self.index.add(np.ascontiguousarray(vectors, dtype=np.float32))
+        self.rows += len(vectors)
+
+    def finish(self) -> VectorIndex:
+        self.index.nprobe = IVF_NPROBE
+        return VectorIndex(self.dim, "ivf", ivf=self.index, rows=self.rows)
 
 
 class VectorIndex:
     """Rows of unit vectors searched by inner product (cosine). Build with ``build``, then ``save``."""
 
     def __init__(self, dim: int, kind: Kind, *, matrix: np.ndarray | None = None, hnsw: object | None = None,
-                 rows: int = 0) -> None:
+                 ivf: object | None = None, rows: int = 0) -> None:
         self.dim = dim
         self.kind = kind
         self._matrix = matrix
         self._hnsw = hnsw
-        self.rows = rows if hnsw is not None else (0 if matrix is None else int(matrix.shape[0]))
+        self._ivf = ivf
+        self.rows = rows if matrix is None else int(matrix.shape[0])
         self._lock = threading.Lock()
 
     @classmethod
     def build(cls, vectors: np.ndarray, *, kind: Kind | None = None, threads: int = -1) -> VectorIndex:
         vectors = np.ascontiguousarray(vectors, dtype=np.float32)
         n, dim = vectors.shape
-        chosen: Kind = kind or ("hnsw" if n > EXACT_MAX_ROWS else "exact")
+        chosen: Kind = kind or ("ivf" if n > EXACT_MAX_ROWS else "exact")
         if chosen == "exact":
             return cls(dim, "exact", matrix=vectors)
+        if chosen == "ivf":
+            builder = IVFBuilder(dim, n)
+            step = max(1, n // IVF_TRAIN_ROWS)
+            builder.train(vectors[::step][:IVF_TRAIN_ROWS])
+            builder.add(vectors)
+            return builder.finish()
         import hnswlib
 
         graph = hnswlib.Index(space="ip", dim=dim)
@@ -55,6 +100,10 @@ class VectorIndex:
             assert self._matrix is not None
             # float16 on disk halves the folder (cosines move by < 1e-3); searched as float32
             np.save(stem.with_suffix(".npy"), self._matrix.astype(np.float16), allow_pickle=False)
+        elif self.kind == "ivf":
+            import faiss
+
+            faiss.write_index(self._ivf, str(stem.with_suffix(".ivf")))
         else:
             self._hnsw.save_index(str(stem.with_suffix(".hnsw")))  # type: ignore[attr-defined]
 
@@ -68,6 +117,17 @@ class VectorIndex:
             if matrix.ndim != 2 or matrix.shape[1] != dim:
                 raise EmbeddingError(f"{path} holds shape {matrix.shape}, expected (*, {dim})")
             return cls(dim, "exact", matrix=np.ascontiguousarray(matrix, dtype=np.float32))
+        if kind == "ivf":
+            import faiss
+
+            path = stem.with_suffix(".ivf")
+            if not path.is_file():
+                raise EmbeddingError(f"vector file {path} is missing; rebuild with `kgteam index NAME`")
+            ivf = faiss.read_index(str(path), faiss.IO_FLAG_MMAP)  # lists stay on disk until searched
+            if ivf.d != dim or ivf.ntotal != rows:
+                raise EmbeddingError(f"{path} holds {ivf.ntotal} rows of {ivf.d} dims, expected {rows} of {dim}")
+            ivf.nprobe = IVF_NPROBE
+            return cls(dim, "ivf", ivf=ivf, rows=rows)
         import hnswlib
 
         path = stem.with_suffix(".hnsw")
@@ -91,6 +151,9 @@ class VectorIndex:
                 self._hnsw.set_ef(max(HNSW_EF_SEARCH, k))  # type: ignore[attr-defined]
                 labels, distances = self._hnsw.knn_query(q, k=k)  # type: ignore[attr-defined]
             return (1.0 - distances).astype(np.float32), labels.astype(np.int64)
+        if self.kind == "ivf":
+            scores, labels = self._ivf.search(q, max(k, 1))  # type: ignore[attr-defined]
+            return scores.astype(np.float32), labels.astype(np.int64)
         assert self._matrix is not None
         scores = q @ self._matrix.T
         if k < scores.shape[1]:

@@ -1,8 +1,8 @@
 """A KG's ``vectors/`` folder: building it from the store, opening it, and searching it.
 
 Files: ``relations.npy`` (one row per relation text) + ``relations.json`` (IRIs, labels, texts,
-row owners); ``triples.npy`` or ``triples.hnsw`` + ``triples.ids.npy`` (subject, predicate,
-object term ids per row) + ``terms.json``. Which embedder made them is in the KG manifest.
+row owners); ``triples.npy`` or ``triples.ivf`` (an older KG: ``triples.hnsw``) + ``triples.ids.npy``
+(subject, predicate, object term ids per row) + ``terms.json``. Which embedder made them is in the KG manifest.
 """
 
 from __future__ import annotations
@@ -22,7 +22,8 @@ from kgteam.tools.loading.layout import VECTORS_DIR
 from kgteam.tools.loading.manifest import VectorsInfo
 from kgteam.tools.naming import DEFAULT_NAMING, Naming
 from kgteam.tools.vectors.index import EXACT_MAX_ROWS, VectorIndex
-from kgteam.tools.vectors.verbalise import TermTable, fact_triples, read_labels, relation_texts
+from kgteam.tools.vectors.stream import DEFAULT_MEMORY_MB, build_triple_index
+from kgteam.tools.vectors.verbalise import fact_predicates, read_labels, relation_texts
 
 EMBED_BATCH = 4096
 INFO_FILE = "info.json"
@@ -46,12 +47,17 @@ def _embed_all(embedder: Embedder, texts: list[str], what: str, progress: EmbedP
 
 def build_vectors(store: ox.Store, folder: Path, embedder: Embedder, *, triples: bool = True,
                   progress: EmbedProgress | None = None, ann_threshold: int = EXACT_MAX_ROWS,
-                  naming: Naming = DEFAULT_NAMING) -> VectorsInfo:
-    """Embeds the store's relations (and facts) into ``folder`` (created; must not exist yet)."""
+                  naming: Naming = DEFAULT_NAMING, facts: int | None = None,
+                  memory_mb: int = DEFAULT_MEMORY_MB) -> VectorsInfo:
+    """Embeds the store's relations (and facts) into ``folder`` (created; must not exist yet).
+
+    ``facts`` (the KG's fact count, for progress totals; default: the store's size) and
+    ``memory_mb`` (the triple build's budget) matter only with ``triples``."""
     started = time.perf_counter()
     folder.mkdir(parents=True)
-    labels = read_labels(store, naming)
-    iris, texts, owners = relation_texts(store, labels, naming)
+    predicates = fact_predicates(store, naming)
+    labels = read_labels(store, naming, None if triples else predicates)
+    iris, texts, owners = relation_texts(store, labels, naming, predicates)
     rel_vecs = _embed_all(embedder, texts, "relations", progress)
     np.save(folder / "relations.npy", rel_vecs, allow_pickle=False)
     first_text = {owner: row for row, owner in reversed(list(enumerate(owners)))}
@@ -59,19 +65,10 @@ def build_vectors(store: ox.Store, folder: Path, embedder: Embedder, *, triples:
     (folder / "relations.json").write_text(json.dumps(meta), encoding="utf-8")
     n_triples, kind = 0, "exact"
     if triples:
-        table = TermTable()
-        ids: list[tuple[int, int, int]] = []
-        sentences: list[str] = []
-        for s, p, o, text in fact_triples(store, labels, table, naming):
-            ids.append((s, p, o))
-            sentences.append(text)
-        vecs = _embed_all(embedder, sentences, "triples", progress)
-        del sentences
-        index = VectorIndex.build(vecs, kind="hnsw" if len(ids) > ann_threshold else "exact")
-        index.save(folder / "triples")
-        np.save(folder / "triples.ids.npy", np.asarray(ids, dtype=np.int32).reshape(-1, 3), allow_pickle=False)
+        table, n_triples, kind = build_triple_index(
+            store, folder, embedder, labels, naming, facts=len(store) if facts is None else facts,
+            progress=progress, ann_threshold=ann_threshold, memory_mb=memory_mb)
         (folder / "terms.json").write_text(json.dumps(table.to_json()), encoding="utf-8")
-        n_triples, kind = len(ids), index.kind
     info = VectorsInfo(embedder=embedder.name, dim=embedder.dim, relations=len(iris), relation_rows=len(texts),
                        triples=n_triples, triples_kind=kind, build_seconds=round(time.perf_counter() - started, 3))
     # written last and inside the folder, so the files and what made them are swapped in together
@@ -169,7 +166,7 @@ class KGVectors:
         with self._lock:
             if self._triples is None:
                 if not self.has_triples:
-                    raise EmbeddingError("this KG has no triple vectors; build them with `kgteam embed NAME`")
+                    raise EmbeddingError("this KG has no triple vectors; build them with `kgteam index NAME`")
                 ids = np.load(self.folder / "triples.ids.npy", allow_pickle=False)
                 terms = json.loads((self.folder / "terms.json").read_text(encoding="utf-8"))
                 index = VectorIndex.open(self.folder / "triples", self.info.dim, self.info.triples_kind,  # type: ignore[arg-type]
@@ -183,6 +180,8 @@ class KGVectors:
         values, kinds, dts, labels = terms["values"], terms["kinds"], terms["datatypes"], terms["labels"]
         out = []
         for score, row in zip(scores[0], rows[0], strict=True):
+            if row < 0:  # an IVF search that found fewer than k rows in the lists it visited
+                continue
             s, p, o = (int(x) for x in ids[row])
             out.append(TripleMatch(values[s], values[p], values[o], kinds[o], dts[o], labels[s], labels[p],
                                    labels[o], float(score)))

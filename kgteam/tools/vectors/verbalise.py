@@ -9,7 +9,7 @@ does not name); naming triples themselves are not facts.
 from __future__ import annotations
 
 from collections import defaultdict
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 
 import pyoxigraph as ox
@@ -62,11 +62,24 @@ class TermTable:
         return {"values": self.values, "kinds": self.kinds, "datatypes": self.datatypes, "labels": self.labels}
 
 
-def read_labels(store: ox.Store, naming: Naming = DEFAULT_NAMING) -> dict[str, str]:
-    """IRI -> its name (:mod:`kgteam.tools.naming`), for every IRI the store names."""
+def fact_predicates(store: ox.Store, naming: Naming = DEFAULT_NAMING) -> list[str]:
+    """The predicates facts use (naming ones left out), sorted."""
+    skip = NAME_PREDICATES | set(naming.extra)
+    # DISTINCT runs inside the store: ~10x faster than turning every quad into Python objects
+    found = store.query("SELECT DISTINCT ?p WHERE { ?s ?p ?o }", use_default_graph_as_union=True)
+    return sorted({row[0].value for row in found if isinstance(row[0], ox.NamedNode)} - skip)  # type: ignore[index]
+
+
+def read_labels(store: ox.Store, naming: Naming = DEFAULT_NAMING, subjects: Iterable[str] | None = None,
+                ) -> dict[str, str]:
+    """IRI -> its name (:mod:`kgteam.tools.naming`), for every IRI the store names, or only for
+    ``subjects`` (a relation-only build needs no entity's name: a lookup each, not a scan)."""
     best: dict[str, tuple[int, int, str]] = {}
     for predicate in naming.name_predicates:
-        for quad in store.quads_for_pattern(None, ox.NamedNode(predicate), None):
+        pred = ox.NamedNode(predicate)
+        quads = store.quads_for_pattern(None, pred, None) if subjects is None else \
+            (q for iri in subjects for q in store.quads_for_pattern(ox.NamedNode(iri), pred, None))
+        for quad in quads:
             s, o = quad.subject, quad.object
             if not isinstance(s, ox.NamedNode) or not isinstance(o, ox.Literal) or not o.value.strip():
                 continue
@@ -77,23 +90,20 @@ def read_labels(store: ox.Store, naming: Naming = DEFAULT_NAMING) -> dict[str, s
 
 
 def relation_texts(store: ox.Store, labels: dict[str, str], naming: Naming = DEFAULT_NAMING,
-                   ) -> tuple[list[str], list[str], list[int]]:
+                   iris: list[str] | None = None) -> tuple[list[str], list[str], list[int]]:
     """Relation IRIs (sorted), and the texts that describe them with the relation each text belongs to.
 
     Every predicate used by a fact gets its label; its ``skos:altLabel`` values and a description
     (``rdfs:comment``, ``skos:definition``, ``schema:description``) become extra rows, so a
-    question can match a relation by any of its names.
+    question can match a relation by any of its names. ``iris``: the predicates, when known.
     """
-    predicates: set[str] = set()
-    skip = NAME_PREDICATES | set(naming.extra)
-    for quad in store.quads_for_pattern(None, None, None):
-        p = quad.predicate.value
-        if p not in skip:
-            predicates.add(p)
-    iris = sorted(predicates)
+    if iris is None:
+        iris = fact_predicates(store, naming)
+    predicates = set(iris)
     extra: dict[str, list[str]] = defaultdict(list)
     for pred_iri, kind in ((SKOS_ALT_LABEL, "alias"), *((d, "description") for d in sorted(DESCRIPTION_PREDICATES))):
-        for quad in store.quads_for_pattern(None, ox.NamedNode(pred_iri), None):
+        pred = ox.NamedNode(pred_iri)
+        for quad in (q for iri in iris for q in store.quads_for_pattern(ox.NamedNode(iri), pred, None)):
             s, o = quad.subject, quad.object
             if isinstance(s, ox.NamedNode) and s.value in predicates and isinstance(o, ox.Literal) \
                     and _lang_rank(o.language) < 2:

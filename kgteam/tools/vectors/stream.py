@@ -1,0 +1,142 @@
+"""The triple vector index, built streaming: facts -> sentences -> vectors -> index, chunk by chunk.
+
+A 4M-fact KG never holds its sentences or float32 vectors in memory at once. Facts are turned
+into sentences on a thread while the previous chunk is embedded (the embedder's tokenizer and
+numpy release the GIL, so the two overlap on two cores); vectors are spilled to a float16 file
+beside the index, then an IVF index is trained on an even sample of it and filled from it
+chunk by chunk. Every step reports progress per chunk: ``triples`` (embedded), ``training``,
+``indexing``. Small KGs (``<= ann_threshold`` facts) get the exact index, saved from the same
+spill file. Resident memory is about: one chunk of sentences and vectors, the term table, the
+id array, and the IVF-SQ8 index (~260 bytes a row) - see docs/decisions.md.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import queue
+import threading
+from collections.abc import Callable, Iterator
+from pathlib import Path
+
+import numpy as np
+import pyoxigraph as ox
+
+from kgteam.tools.embedding.base import Embedder, EmbeddingError
+from kgteam.tools.naming import Naming
+from kgteam.tools.vectors.index import IVF_TRAIN_ROWS, IVFBuilder, VectorIndex
+from kgteam.tools.vectors.verbalise import TermTable, fact_triples
+
+DEFAULT_MEMORY_MB = 1024
+SPILL = "triples.spill.f16"
+# (what, done, total) -> None, called between chunks from the building (caller's) thread
+StepProgress = Callable[[str, int, int], None]
+
+
+def chunk_rows(memory_mb: int, dim: int) -> int:
+    """Rows per chunk so that a chunk's sentences and vectors (float32, plus the embedder's own
+    working copies) take about a tenth of the budget: 1,024 to 65,536."""
+    per_row = dim * 4 * 4 + 400  # vectors and the embedder's intermediates, plus one sentence
+    return int(min(65_536, max(1_024, memory_mb * 1_000_000 // 10 // per_row)))
+
+
+def _chunks(store: ox.Store, labels: dict[str, str], table: TermTable, naming: Naming, rows: int,
+            ) -> Iterator[tuple[np.ndarray, list[str]]]:
+    ids: list[tuple[int, int, int]] = []
+    sentences: list[str] = []
+    for s, p, o, text in fact_triples(store, labels, table, naming):
+        ids.append((s, p, o))
+        sentences.append(text)
+        if len(sentences) == rows:
+            yield np.asarray(ids, dtype=np.int32), sentences
+            ids, sentences = [], []
+    if sentences:
+        yield np.asarray(ids, dtype=np.int32), sentences
+
+
+def _ahead(chunks: Iterator[tuple[np.ndarray, list[str]]]) -> Iterator[tuple[np.ndarray, list[str]]]:
+    """The chunks, made one ahead on a thread (a bounded queue: at most two wait in memory)."""
+    box: queue.Queue[tuple[np.ndarray, list[str]] | BaseException | None] = queue.Queue(maxsize=2)
+    stop = threading.Event()
+
+    def run() -> None:
+        try:
+            for chunk in chunks:
+                while not stop.is_set():
+                    try:
+                        box.put(chunk, timeout=0.2)
+                        break
+                    except queue.Full:
+                        continue
+                if stop.is_set():
+                    return
+            box.put(None)
+        except BaseException as exc:  # re-raised in the caller's thread
+            box.put(exc)
+
+    worker = threading.Thread(target=run, name="kg-verbalise", daemon=True)
+    worker.start()
+    try:
+        while True:
+            item = box.get()
+            if item is None:
+                return
+            if isinstance(item, BaseException):
+                raise item
+            yield item
+    finally:
+        stop.set()
+        while worker.is_alive():  # let a producer blocked on a full queue see the stop
+            with contextlib.suppress(queue.Empty):
+                box.get_nowait()
+            worker.join(0.05)
+
+
+def build_triple_index(store: ox.Store, folder: Path, embedder: Embedder, labels: dict[str, str], naming: Naming,
+                       *, facts: int, progress: StepProgress | None = None, ann_threshold: int,
+                       memory_mb: int = DEFAULT_MEMORY_MB) -> tuple[TermTable, int, str]:
+    """Writes ``triples.{npy,ivf}`` and ``triples.ids.npy`` into ``folder``; returns the term
+    table, the rows indexed and the index kind. ``facts`` (an estimate) sizes the progress bars."""
+
+    def report(what: str, done: int, total: int) -> None:
+        if progress is not None:
+            progress(what, done, total)
+
+    rows = chunk_rows(memory_mb, embedder.dim)
+    table = TermTable()
+    spill = folder / SPILL
+    id_chunks: list[np.ndarray] = []
+    n = 0
+    report("triples", 0, facts)
+    try:
+        with open(spill, "wb") as fh:
+            for ids, sentences in _ahead(_chunks(store, labels, table, naming, rows)):
+                vecs = embedder.embed(sentences)
+                if vecs.shape != (len(sentences), embedder.dim):
+                    raise EmbeddingError(f"embedder {embedder.name} returned shape {vecs.shape} for triples")
+                fh.write(np.ascontiguousarray(vecs, dtype=np.float16).tobytes())
+                id_chunks.append(ids)
+                n += len(sentences)
+                report("triples", n, max(facts, n))
+        ids_all = np.concatenate(id_chunks) if id_chunks else np.zeros((0, 3), np.int32)
+        del id_chunks
+        np.save(folder / "triples.ids.npy", ids_all.reshape(-1, 3), allow_pickle=False)
+        spilled = np.memmap(spill, dtype=np.float16, mode="r", shape=(n, embedder.dim)) if n else \
+            np.zeros((0, embedder.dim), np.float16)
+        if n <= ann_threshold:
+            index = VectorIndex.build(np.asarray(spilled, dtype=np.float32), kind="exact")
+        else:
+            builder = IVFBuilder(embedder.dim, n)
+            step = max(1, n // IVF_TRAIN_ROWS)
+            report("training", 0, 1)
+            builder.train(np.asarray(spilled[::step][:IVF_TRAIN_ROWS], dtype=np.float32))
+            report("training", 1, 1)
+            report("indexing", 0, n)
+            for start in range(0, n, rows):
+                builder.add(np.asarray(spilled[start : start + rows], dtype=np.float32))
+                report("indexing", min(n, start + rows), n)
+            index = builder.finish()
+        del spilled
+        index.save(folder / "triples")
+        return table, n, index.kind
+    finally:
+        spill.unlink(missing_ok=True)
