@@ -202,3 +202,12 @@ def test_a_calibrated_reader_replaces_only_the_shipped_map():
     assert kg_or_team_calibration(Box(), mine) is mine  # a map the team file names is kept
     Box.reader = TrainedReader({})  # no map refit (too few examples): the shipped one stays
     assert kg_or_team_calibration(Box(), shipped) is shipped
+
+
+@pytest.mark.parametrize("answer", [GoldAnswer(label="Caspar Wren", iri=A + "CasparWren"), GoldAnswer(label="Caspar Wren")])
+async def test_an_example_without_a_gold_query_is_read_by_its_answers_iris_or_labels(atelier_tools, answer):
+    item = DatasetItem(id="made-x", question="Who made the Ember Bowl?", answers=[answer])
+    example = await record_example(SemanticLayer(atelier_tools.toolbox(), reader=None), item)
+    assert [s.predicate for s in example.readings[0].steps] == [A + "craftedBy"]
+    assert all(c.answers_key for c in example.candidates)  # readings that answer alike are known as such
+    assert len({c.answers_key for c in example.candidates}) > 1
