@@ -83,7 +83,7 @@ class FactComposer:
         out = np.zeros((len(terms), self.weights.shape[1]), np.float32)
         starts = self._offsets[terms]
         lens = self._offsets[terms + 1] - starts
-        rows = np.arange(len(terms))
+        rows = np.flatnonzero(lens > 0)  # an unlabelled term adds nothing
         k = 0
         while len(rows):
             out[rows] += self.weights[self._flat[starts[rows] + k]]
