@@ -15,6 +15,7 @@ from __future__ import annotations
 import contextlib
 import queue
 import threading
+from array import array
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
@@ -23,6 +24,7 @@ import pyoxigraph as ox
 
 from kgteam.tools.embedding.base import Embedder, EmbeddingError
 from kgteam.tools.naming import Naming
+from kgteam.tools.vectors.compose import FactComposer, additive, sentence
 from kgteam.tools.vectors.index import IVF_TRAIN_ROWS, IVFBuilder, VectorIndex
 from kgteam.tools.vectors.verbalise import TermTable, fact_triples
 
@@ -40,17 +42,21 @@ def chunk_rows(memory_mb: int, dim: int) -> int:
 
 
 def _chunks(store: ox.Store, labels: dict[str, str], table: TermTable, naming: Naming, rows: int,
-            ) -> Iterator[tuple[np.ndarray, list[str]]]:
-    ids: list[tuple[int, int, int]] = []
+            texts: bool = True) -> Iterator[tuple[np.ndarray, list[str]]]:
+    """Chunks of ``rows`` facts: term ids and (``texts``) sentences; without, an empty list."""
+    ids: array[int] = array("i")
     sentences: list[str] = []
-    for s, p, o, text in fact_triples(store, labels, table, naming):
-        ids.append((s, p, o))
-        sentences.append(text)
-        if len(sentences) == rows:
-            yield np.asarray(ids, dtype=np.int32), sentences
-            ids, sentences = [], []
-    if sentences:
-        yield np.asarray(ids, dtype=np.int32), sentences
+    n = 0
+    for s, p, o, text in fact_triples(store, labels, table, naming, texts=texts):
+        ids.extend((s, p, o))
+        if texts:
+            sentences.append(text)
+        n += 1
+        if n == rows:
+            yield np.frombuffer(ids, dtype=np.int32).reshape(-1, 3).copy(), sentences
+            ids, sentences, n = array("i"), [], 0
+    if n:
+        yield np.frombuffer(ids, dtype=np.int32).reshape(-1, 3).copy(), sentences
 
 
 def _ahead(chunks: Iterator[tuple[np.ndarray, list[str]]]) -> Iterator[tuple[np.ndarray, list[str]]]:
@@ -109,13 +115,18 @@ def build_triple_index(store: ox.Store, folder: Path, embedder: Embedder, labels
     report("triples", 0, facts)
     try:
         with open(spill, "wb") as fh:
-            for ids, sentences in _ahead(_chunks(store, labels, table, naming, rows)):
-                vecs = embedder.embed(sentences)
-                if vecs.shape != (len(sentences), embedder.dim):
+            adds = additive(embedder)
+            composer = FactComposer(adds, table) if adds is not None else None
+            # with an additive embedder, the verbalising thread makes no sentences
+            for ids, sentences in _ahead(_chunks(store, labels, table, naming, rows, texts=composer is None)):
+                vecs = composer.vectors(ids) if composer is not None else None
+                if vecs is None:
+                    vecs = embedder.embed(sentences or [sentence(table, *row) for row in ids.tolist()])
+                if vecs.shape != (len(ids), embedder.dim):
                     raise EmbeddingError(f"embedder {embedder.name} returned shape {vecs.shape} for triples")
                 fh.write(np.ascontiguousarray(vecs, dtype=np.float16).tobytes())
                 id_chunks.append(ids)
-                n += len(sentences)
+                n += len(ids)
                 report("triples", n, max(facts, n))
         ids_all = np.concatenate(id_chunks) if id_chunks else np.zeros((0, 3), np.int32)
         del id_chunks

@@ -127,8 +127,9 @@ def relation_texts(store: ox.Store, labels: dict[str, str], naming: Naming = DEF
 
 
 def fact_triples(store: ox.Store, labels: dict[str, str], table: TermTable, naming: Naming = DEFAULT_NAMING,
-                 ) -> Iterator[tuple[int, int, int, str]]:
-    """Each fact as term ids and its sentence "subject label predicate label object label"."""
+                 *, texts: bool = True) -> Iterator[tuple[int, int, int, str]]:
+    """Each fact as term ids and its sentence "subject label predicate label object label"
+    (``texts=False``: "", for a caller that composes vectors from the table's labels)."""
     cache: dict[str, str] = {}
 
     def name(term: object) -> str:
@@ -148,5 +149,5 @@ def fact_triples(store: ox.Store, labels: dict[str, str], table: TermTable, nami
             continue
         s, o = quad.subject, quad.object
         sl, pl, ol = name(s), name(p), name(o)
-        text = " ".join(x for x in (sl, pl, ol) if x)[:MAX_TEXT_CHARS]
+        text = " ".join(x for x in (sl, pl, ol) if x)[:MAX_TEXT_CHARS] if texts else ""
         yield table.id_of(s, sl), table.id_of(p, pl), table.id_of(o, ol), text
