@@ -4,7 +4,7 @@ Copy 0 is MetaQA itself; copies 1..k-1 rename every entity ``Name [cK]`` and eve
 ``rel_cK``, so the 100 two-hop dev questions (asked about copy-0 names) keep exactly one answer
 set while the KG, its label index and every posting list grow k times.
 
-    python benchmarks/scale.py                      # x1 and x8, embedded store and Oxigraph server
+    python benchmarks/scale.py                      # x1 and x8, embedded store and Oxigraph server (`kg connect`)
     python benchmarks/scale.py --with-x32           # and x32 (4.1M facts; minutes, ~2 GB RSS)
     python benchmarks/scale.py --sizes 1 --limit 20 --no-endpoint
 
@@ -61,6 +61,7 @@ def ask_and_profile(argv: list[str], out: Path) -> None:
 
     calls: dict[str, dict[str, list[float]]] = defaultdict(lambda: defaultdict(list))  # session -> tool -> secs
     cpu: dict[str, float] = {}
+    workers: dict[str, float] = {}  # query worker pid -> its peak RSS, MB
     traced = team_mod.tool_trace_hook
 
     def counting_hook(state, trace, role):
@@ -78,6 +79,10 @@ def ask_and_profile(argv: list[str], out: Path) -> None:
         t0 = _tree_cpu_s()
         record = await evaluate(item, team, **kwargs)
         cpu[record.id] = _tree_cpu_s() - t0
+        for pid in _children():
+            rss = _peak_rss_mb(pid)
+            if rss is not None:
+                workers[pid] = max(workers.get(pid, 0.0), rss)
         return record
 
     team_mod.tool_trace_hook = counting_hook
@@ -85,7 +90,8 @@ def ask_and_profile(argv: list[str], out: Path) -> None:
     try:
         app(argv, standalone_mode=False)
     finally:
-        profile = {"cpu_s": cpu, "tool_calls": {sid: dict(t) for sid, t in calls.items()}}
+        profile = {"cpu_s": cpu, "tool_calls": {sid: dict(t) for sid, t in calls.items()},
+                   "worker_peak_rss_mb": workers}
         out.write_text(json.dumps(profile), encoding="utf-8")
 
 
@@ -96,14 +102,18 @@ def _tree_cpu_s() -> float:
     own = os.times()
     total = own.user + own.system
     tick = os.sysconf("SC_CLK_TCK")
-    for children in Path("/proc/self/task").glob("*/children"):
-        for pid in children.read_text().split():
-            try:
-                fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
-            except OSError:
-                continue  # ended meanwhile
-            total += (int(fields[11]) + int(fields[12])) / tick  # utime, stime
+    for pid in _children():
+        try:
+            fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+        except OSError:
+            continue  # ended meanwhile
+        total += (int(fields[11]) + int(fields[12])) / tick  # utime, stime
     return total
+
+
+def _children() -> list[str]:
+    """PIDs of this process's live children (the run_sparql query workers)."""
+    return [pid for children in Path("/proc/self/task").glob("*/children") for pid in children.read_text().split()]
 
 
 # ----------------------------------------------------------------------------- phases (one process each)
@@ -179,40 +189,37 @@ def ask(kg_args: list[str], home: Path, work: Path, tag: str, limit: int) -> dic
         "tools": {t: {"calls_per_question": round(len(v) / n, 1), "ms_per_call": round(1000 * statistics.fmean(v), 2),
                       "ms_per_question": round(1000 * sum(v) / n, 1)} for t, v in sorted(per_tool.items())},
         "ask_peak_rss_mb": round(res["peak_rss_mb"]),
+        # ask_peak_rss_mb is the largest single process; the query workers' peaks, one each:
+        "query_workers_peak_rss_mb": sorted(round(v) for v in profile.get("worker_peak_rss_mb", {}).values()),
         "answers": {r["id"]: sorted(v.get("label", "") for v in r.get("answer_values", [])) for r in records},
     }
 
 
-def endpoint_team(home: Path, name: str, url: str, work: Path) -> Path:
-    """The built-in team over a SPARQL endpoint with the installed KG's label index."""
-    import yaml
-
-    from kgteam.config.defaults import default_team_spec
-    from kgteam.config.schema import KGSpec, LabelsSpec
-
-    spec = default_team_spec()
-    kg = KGSpec(backend="sparql", endpoint=url, labels=LabelsSpec(path=str(home / "kgs" / name / "labels")))
-    data = spec.model_copy(update={"kg": kg}).model_dump(mode="json", exclude_none=True)
-    path = work / f"team-{name}.yaml"
-    path.write_text(yaml.safe_dump(data, sort_keys=False), encoding="utf-8")
-    return path
+def connect(home: Path, name: str, url: str) -> dict:
+    """``kgteam kg connect NAME-endpoint URL``: register the server as a KG (labels streamed from it)."""
+    kg = f"{name}-endpoint"
+    res = run_phase([*_kgteam(), "kg", "connect", kg, url, "--home", str(home), "--replace", "--quiet"])
+    return {"kg": kg, "connect_s": round(res["seconds"], 1), "connect_peak_rss_mb": round(res["peak_rss_mb"]),
+            "labels_disk_mb": _disk_mb(home / "kgs" / kg)}
 
 
 def ask_endpoint(home: Path, name: str, work: Path, limit: int) -> dict:
-    """Serve the loaded store with ``oxigraph serve-read-only`` and ask the same questions through it."""
+    """Serve the loaded store with ``oxigraph serve-read-only``, register it with ``kgteam kg connect``
+    (no team file) and ask the same questions through it."""
     from servers import start_oxigraph
 
     server = start_oxigraph(home / "kgs" / name / "store")
     try:
-        team = endpoint_team(home, name, server.url, work)
-        out = ask(["--team", str(team)], home, work, f"{name}-endpoint", limit)
-        out["server_peak_rss_mb"] = _server_rss_mb(server.pid)
+        connected = connect(home, name, server.url)
+        out = {**connected, **ask(["--kg", connected["kg"]], home, work, f"{name}-endpoint", limit)}
+        out["server_peak_rss_mb"] = _peak_rss_mb(server.pid)
     finally:
         server.stop()
+        shutil.rmtree(home / "kgs" / f"{name}-endpoint", ignore_errors=True)
     return out
 
 
-def _server_rss_mb(pid: int | None) -> float | None:
+def _peak_rss_mb(pid: int | str | None) -> float | None:
     try:
         text = Path(f"/proc/{pid}/status").read_text()
     except (OSError, TypeError):

@@ -107,3 +107,41 @@ async def test_a_model_cannot_ask_for_more_time_than_the_kg_allows(small_tools: 
     with pytest.raises(ToolError, match="timed out after 2s"):
         await tool(RUNAWAY, timeout_s=300)  # accepted, and cut to the KG's 2 s
     assert time.perf_counter() - t0 < 4
+
+
+async def test_a_cheap_query_does_not_wait_behind_a_slow_one(store_dir, label_index) -> None:
+    """Two workers: a query asked while another runs gets the second worker instead of queueing
+    behind the runaway (which, with one worker, it would wait for until its 30 s timeout)."""
+    store = OxigraphStore(store_dir, sandbox_workers=2)
+    tools = KGTools(store, label_index, default_timeout_s=30.0, max_rows=100)
+    try:
+        await tools.run_sparql(f"ASK {{ <{E}Alien> ?p ?o }}")
+        slow = asyncio.create_task(tools.run_sparql(RUNAWAY))
+        await asyncio.sleep(0.1)
+        quick = await tools.run_sparql(f"ASK {{ <{E}Alien> ?p ?o }}")
+        assert quick.boolean is True
+        assert not slow.done()  # the cheap answer came while the runaway still ran
+        assert len(store._sandbox._all) == 2
+        slow.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await slow
+    finally:
+        store.close()
+
+
+async def test_one_caller_at_a_time_reuses_one_worker(store_dir, label_index, monkeypatch) -> None:
+    monkeypatch.setenv("KGTEAM_QUERY_WORKERS", "3")
+    store = OxigraphStore(store_dir)
+    tools = KGTools(store, label_index, default_timeout_s=10.0, max_rows=100)
+    try:
+        for _ in range(3):
+            assert (await tools.run_sparql(f"ASK {{ <{E}Alien> ?p ?o }}")).boolean is True
+        assert len(store._sandbox._all) == 1  # a second process starts only when queries overlap
+    finally:
+        store.close()
+
+
+def test_a_bad_worker_count_is_a_clear_error(store_dir, monkeypatch) -> None:
+    monkeypatch.setenv("KGTEAM_QUERY_WORKERS", "two")
+    with pytest.raises(ToolError, match="KGTEAM_QUERY_WORKERS must be a whole number"):
+        OxigraphStore(store_dir)

@@ -294,3 +294,15 @@ def test_search_names_bounds(index):
     assert len(index.search_names("Tom Hankza", 3)) == 3  # the twenty near-duplicates, cut at k
     with pytest.raises(ValueError):
         index.search_names("Tom Hanks", 3, "class")  # type: ignore[arg-type]
+
+
+def test_a_load_writes_one_segment_per_kind(tmp_path):
+    """Fuzzy name checks walk every segment's term dictionary: the writer's defaults (one thread,
+    a budget far above this) must leave one segment, however the docs arrive."""
+    with TantivyLabelIndexWriter(tmp_path / "idx") as w:
+        w.add_many(LabelDoc(iri=f"http://x/e{i}", kind="entity", labels=[f"Person Number {i}"]) for i in range(3000))
+        w.add_many(LabelDoc(iri=f"http://x/r{i}", kind="relation", labels=[f"relation {i}"]) for i in range(50))
+    idx = TantivyLabelIndex(tmp_path / "idx")
+    assert {kind: idx._searchers[kind].num_segments for kind in ("entity", "relation")} == {"entity": 1,
+                                                                                            "relation": 1}
+    assert [h.iri for h in idx.search_names("Person Numbr 2999", k=1)] == ["http://x/e2999"]
