@@ -211,3 +211,17 @@ async def test_an_example_without_a_gold_query_is_read_by_its_answers_iris_or_la
     assert [s.predicate for s in example.readings[0].steps] == [A + "craftedBy"]
     assert all(c.answers_key for c in example.candidates)  # readings that answer alike are known as such
     assert len({c.answers_key for c in example.candidates}) > 1
+
+
+def test_a_question_naming_two_entities_is_left_to_the_hand_scorer():
+    from kgteam.roles.semantic.reader import top_reading
+
+    examples = _unnamed(12)
+    for e in examples:  # "what is <e> about <e>": two named entities, so the reading is their join
+        for c in e.candidates:
+            c.words = [*c.words, "<e>"]
+    reader = train(examples[:10])
+    assert reader.stats["examples"] == 0  # their single paths teach nothing
+    taught = train(_unnamed(10))
+    joined = examples[10]
+    assert top_reading(taught, joined) == top_reading(None, joined)  # a taught reader leaves it alone too

@@ -67,6 +67,13 @@ class ReadingView:
     literal_end: bool = False
 
 
+def one_topic(words: Sequence[str]) -> bool:
+    """Whether the question names one entity only: a path from one of two named entities leaves the
+    other unexplained (their join is the reading), so the reader leaves such questions to the hand
+    scorer and the shape reader."""
+    return sum(1 for w in words if w == "<e>") <= 1
+
+
 def symbolic_features(words: Sequence[str], steps: Sequence[Any], literal_end: bool) -> tuple[list[str], list[str]]:
     """The reading's binary features: those tying the question's words to this path (they *name*
     it, see :meth:`TrainedReader.vouches`) and the rest (priors on paths, hop counts, literals)."""
@@ -111,6 +118,8 @@ class TrainedReader:
     stats: dict[str, Any] = field(default_factory=dict)
 
     def correction(self, view: ReadingView) -> float:
+        if not one_topic(view.words):  # as ReaderScorer: the hand scorer's alone
+            return 0.0
         named, rest = self.symbolic(view.words, view.steps, view.literal_end)
         return named + rest + self.numeric(view)
 
@@ -133,7 +142,7 @@ class TrainedReader:
         """Whether the examples taught the question's words this path: then the path counts as named
         (the hand scorer's confidence is capped by how well words name every step; here the
         examples name it), and the confidence is the reader's softmax through its own map."""
-        return self.symbolic(view.words, view.steps, view.literal_end)[0] >= VOUCH
+        return one_topic(view.words) and self.symbolic(view.words, view.steps, view.literal_end)[0] >= VOUCH
 
     def support(self, view: ReadingView) -> float:
         return max(view.support, CONFIDENCE_SUPPORT) if self.vouches(view) else view.support
@@ -156,8 +165,11 @@ class TrainedReader:
 
 
 def _usable(examples: Sequence[Example]) -> list[Example]:
-    """Examples that teach something: some candidate is right and some is wrong."""
-    return [e for e in examples if any(c.gold for c in e.candidates) and not all(c.gold for c in e.candidates)]
+    """Examples that teach something: some candidate is right and some is wrong, and the question
+    names one entity (with two, the reading is their join, which single candidate paths cannot
+    show: marked right or wrong, each side would teach the reader to undo the join)."""
+    return [e for e in examples if any(c.gold for c in e.candidates) and not all(c.gold for c in e.candidates)
+            and all(one_topic(c.words) for c in e.candidates if c.gold)]
 
 
 def train(examples: Sequence[Example], *, l2: float | None = None, iterations: int = 150,
@@ -343,9 +355,12 @@ class ReaderScorer(QuestionScorer):
         self.reader = reader
         self.words = words
         self._symbolic: dict[tuple[str, bool], tuple[float, float]] = {}
+        self._one_topic = one_topic(words)
 
     def score(self, steps: tuple[PathStep, ...], *, literal_end: bool = False) -> PathScore:
         hand = super().score(steps, literal_end=literal_end)
+        if not self._one_topic:  # a join of two named entities: the examples' single paths say nothing
+            return hand
         key = (path_signature(steps), literal_end)
         sums = self._symbolic.get(key)
         if sums is None:  # the words are fixed for this question: one look-up per path, however often scored
