@@ -357,19 +357,6 @@ def team_calibration(spec: TeamSpec, model: Any, role_models: dict[str, Any]) ->
         raise TeamBuildError(f"calibration: {exc}") from None
 
 
-def kg_or_team_calibration(toolbox: Any, team_map: Any) -> Any:
-    """A KG whose trained reader refit the confidence map on its own examples (cross-fitted) states
-    that map's probabilities; a map shipped for the playbook (``auto``) was fitted on other KGs and
-    would bend them. A map the team file names is kept."""
-    from kgteam.protocols.calibration import CalibrationMap
-    from kgteam.roles.semantic.reader import reader_of
-
-    reader = reader_of(getattr(toolbox, "reader", None))
-    if team_map is None or reader is None or reader.calibration is None or not team_map.name.startswith("builtin:"):
-        return team_map
-    return CalibrationMap(xs=[0.0, 1.0], ys=[0.0, 1.0], name="the KG's own examples (kgteam tune)")
-
-
 def build_team(spec: TeamSpec, *, stack: contextlib.ExitStack | None = None, home: Path | None = None,
                model: ChatModel | None = None, tools: Any = None, session_store: Any = None,
                trace: Any = None) -> Any:
@@ -397,7 +384,7 @@ def build_team(spec: TeamSpec, *, stack: contextlib.ExitStack | None = None, hom
                             answer_role=team.answer_role, session_store=session_store, trace=trace,
                             role_models=role_models, grants=grants_of(team.roles), concurrency=spec.concurrency,
                             kg=None if isinstance(tools, Toolbox) else tools,
-                            calibration=kg_or_team_calibration(toolbox, team_calibration(spec, model, role_models)))
+                            calibration=team_calibration(spec, model, role_models))
     except BaseException:
         if own:
             stack.close()

@@ -188,22 +188,6 @@ def test_the_confidence_map_stays_finite_on_pairs_the_confidence_separates():
     assert 0.0 < platt(0.0, (500.0, 80.0)) <= 1.0  # a map written by hand cannot overflow
 
 
-def test_a_calibrated_reader_replaces_only_the_shipped_map():
-    from kgteam.protocols.calibration import CalibrationMap
-    from kgteam.team_builder import kg_or_team_calibration
-
-    class Box:
-        reader = TrainedReader({}, calibration=(0.5, 1.0))
-
-    shipped = CalibrationMap(xs=[0.0, 1.0], ys=[0.6, 0.8], name="builtin:triad-none")
-    mine = CalibrationMap(xs=[0.0, 1.0], ys=[0.1, 0.9], name="my-map")
-    used = kg_or_team_calibration(Box(), shipped)
-    assert used.calibrate(0.3) == pytest.approx(0.3) and "examples" in used.name
-    assert kg_or_team_calibration(Box(), mine) is mine  # a map the team file names is kept
-    Box.reader = TrainedReader({})  # no map refit (too few examples): the shipped one stays
-    assert kg_or_team_calibration(Box(), shipped) is shipped
-
-
 @pytest.mark.parametrize("answer", [GoldAnswer(label="Caspar Wren", iri=A + "CasparWren"), GoldAnswer(label="Caspar Wren")])
 async def test_an_example_without_a_gold_query_is_read_by_its_answers_iris_or_labels(atelier_tools, answer):
     item = DatasetItem(id="made-x", question="Who made the Ember Bowl?", answers=[answer])

@@ -247,7 +247,7 @@ async def _joined(layer: SemanticLayer, question: str, topics: Sequence[TopicMen
             # a join counts as named: which relation links an entity the words leave unnamed ("makers
             # at X *from* Y") is decided by the answers meeting, and rival joins still lower the confidence
             out.append(Reading(paths=[i, j], combine=combine, score=round(score, 4), support=CONFIDENCE_SUPPORT,
-                               answers=answers, calibration=paths[i].calibration))
+                               answers=answers))  # the KG's map was fitted on single paths, not joins
     return out
 
 
