@@ -308,9 +308,14 @@ def platt(confidence: float, calibration: tuple[float, float] | None) -> float:
     if calibration is None:
         return confidence
     a, b = calibration
-    p = min(1 - 1e-6, max(1e-6, confidence))
-    x = max(-7.0, min(7.0, math.log(p / (1 - p))))  # as fitted (reader.fit_calibration)
-    return 1.0 / (1.0 + math.exp(-max(-50.0, min(50.0, a * x + b))))
+    return 1.0 / (1.0 + math.exp(-max(-50.0, min(50.0, a * clipped_logit(confidence) + b))))
+
+
+def clipped_logit(p: float) -> float:
+    """The logit of a confidence, within +-7: 0 or 1 says "far", not "infinitely far" (the Platt map
+    is fitted and applied on this)."""
+    p = min(1 - 1e-6, max(1e-6, p))
+    return max(-7.0, min(7.0, math.log(p / (1 - p))))
 
 
 class TopicMention(BaseModel):

@@ -24,7 +24,7 @@ from typing import Any
 
 import numpy as np
 
-from kgteam.protocols.payloads import CONFIDENCE_SUPPORT, CONFIDENCE_TEMPERATURE, platt
+from kgteam.protocols.payloads import CONFIDENCE_SUPPORT, CONFIDENCE_TEMPERATURE, clipped_logit
 from kgteam.roles.semantic.paths import PathStep
 from kgteam.roles.semantic.scoring import PathScore, QuestionScorer
 from kgteam.roles.semantic.text import WH_WORDS, Token, stem
@@ -146,9 +146,6 @@ class TrainedReader:
 
     def support(self, view: ReadingView) -> float:
         return max(view.support, CONFIDENCE_SUPPORT) if self.vouches(view) else view.support
-
-    def calibrated(self, confidence: float) -> float:
-        return round(platt(confidence, self.calibration), 4)
 
     def to_json(self) -> dict[str, Any]:
         return {"version": FEATURES_VERSION, "weights": {k: round(v, 5) for k, v in self.weights.items()
@@ -312,7 +309,7 @@ def fit_calibration(pairs: Sequence[tuple[float, bool]], iterations: int = 100,
     Newton steps are damped, so pairs the confidence separates perfectly cannot blow the map up."""
     if len(pairs) < 30 or all(r for _, r in pairs) or not any(r for _, r in pairs):
         return None
-    x = np.array([_logit(p) for p, _ in pairs])
+    x = np.array([clipped_logit(p) for p, _ in pairs])
     y = np.array([1.0 if r else 0.0 for _, r in pairs])
     a, b = 1.0, 0.0
     for _ in range(iterations):  # Newton steps on the logistic loss, pulled towards the identity map
@@ -325,10 +322,6 @@ def fit_calibration(pairs: Sequence[tuple[float, bool]], iterations: int = 100,
         if np.abs(step).max() < 1e-6:
             break
     return float(round(a, 4)), float(round(b, 4))
-
-
-def _logit(p: float) -> float:
-    return max(-7.0, min(7.0, math.log(max(1e-6, p) / max(1e-6, 1 - p))))
 
 
 def teach(examples: Sequence[Example], *, k: int = 5, seed: int = 0) -> tuple[TrainedReader, HeldOut]:
