@@ -1,7 +1,12 @@
-"""Installs the example plugin into the venv for the module (pip, like a user would) and removes it after."""
+"""Installs the example plugin with pip, like a user would, into a folder of its own that only this test
+process (and the commands it starts) can see.
+
+It never goes into the shared venv: the other xdist worker builds teams at the same time, and every team
+loads each installed tool, so a plugin half-installed there broke unrelated tests."""
 
 from __future__ import annotations
 
+import os
 import shutil
 import subprocess
 import sys
@@ -23,17 +28,27 @@ def _pip(*args: str) -> subprocess.CompletedProcess[str]:
 def installed_plugin(tmp_path_factory):
     if _pip("show", DIST).returncode == 0:
         pytest.skip(f"{DIST} is already installed in this environment; not touching it")
-    src = tmp_path_factory.mktemp("plugin") / PLUGIN_DIR.name
+    work = tmp_path_factory.mktemp("plugin")
+    src = work / PLUGIN_DIR.name
+    site = work / "site"
     shutil.copytree(PLUGIN_DIR, src, ignore=shutil.ignore_patterns("build", "*.egg-info", "__pycache__"))
-    done = _pip("install", "--no-deps", "--no-build-isolation", "--no-index", "-q", str(src))
+    done = _pip("install", "--no-deps", "--no-build-isolation", "--no-index", "-q", "--target", str(site), str(src))
     if done.returncode != 0:
         if "bdist_wheel" in done.stderr:
             pytest.skip("the venv cannot build wheels offline (pip install wheel)")
         pytest.fail(f"pip install failed:\n{done.stdout}\n{done.stderr}")
+    old_path = os.environ.get("PYTHONPATH")
+    os.environ["PYTHONPATH"] = os.pathsep.join(p for p in (str(site), old_path) if p)
+    sys.path.insert(0, str(site))
     registry.refresh()
     try:
         yield src
     finally:
-        _pip("uninstall", "-y", "-q", DIST)
-        sys.modules.pop("kgteam_answer_formatter", None)
+        sys.path.remove(str(site))
+        if old_path is None:
+            os.environ.pop("PYTHONPATH", None)
+        else:
+            os.environ["PYTHONPATH"] = old_path
+        for name in [m for m in sys.modules if m == "kgteam_answer_formatter" or m.startswith("kgteam_answer_formatter.")]:
+            sys.modules.pop(name)
         registry.refresh()
