@@ -72,15 +72,17 @@ async def test_the_event_loop_stays_free_while_a_query_runs(small_tools: KGTools
 
     ticker = asyncio.create_task(tick())
     values = " ".join(str(i) for i in range(100))
+    started = time.perf_counter()
     with pytest.raises(ToolError, match="timed out"):
         await small_tools.run_sparql(f"ASK {{ VALUES ?a {{ {values} }} VALUES ?b {{ {values} }} "
                                      f"VALUES ?c {{ {values} }} VALUES ?d {{ {values} }} FILTER(?a+?b+?c+?d < 0) }}",
-                                     timeout_s=1.0)
+                                     timeout_s=2.0)
+    elapsed = time.perf_counter() - started
     done.set()
     await ticker
-    # ticks kept coming while the 1 s query ran: a loop blocked by it would show one gap of 1 s or more
-    # (how many ticks, and the longest gap below that, depend on the load of the machine)
-    assert len(gaps) >= 10 and max(gaps) < 0.9
+    # ticks kept coming while the 2 s query ran: a loop blocked by it would show one gap as long as the
+    # whole query; a free loop's longest gap is the machine's scheduling noise (1.2 s seen under load 5)
+    assert len(gaps) >= 10 and max(gaps) < 0.6 * elapsed
 
 
 @pytest.mark.parametrize(
