@@ -28,6 +28,7 @@ import time
 from pathlib import Path
 
 from kgteam.eval.datasets import DatasetItem, load_dataset, sample
+from kgteam.eval.runner import read_run
 from kgteam.eval.teaching import record_bank
 from kgteam.roles.semantic.layer import SemanticLayer
 from kgteam.roles.semantic.reader import teach
@@ -57,7 +58,18 @@ def evaluate(items: list[DatasetItem], kg: str, home: Path, work: Path) -> dict[
     found = {k: float(v) for k, v in _METRIC.findall(re.sub(r"\x1b\[[0-9;]*m", "", done.stdout + done.stderr))}
     if "hits1" not in found:
         raise SystemExit(f"eval failed: {done.stdout[-500:]} {done.stderr[-1500:]}")
+    found.update(confident_misses(out))
     return found
+
+
+def confident_misses(run: Path) -> dict[str, float]:
+    """Wrong stated answers said with confidence >= 0.9 (share of the run), and how many of the
+    stated confidences came through the KG's own map rather than the playbook's."""
+    records = read_run(run)
+    wrong = sum(1 for r in records if r.stated() and r.grading is not None and r.grading.grade == "hallucinated"
+                and (r.confidence or 0.0) >= 0.9)
+    kg_map = sum(1 for r in records if r.stated() and (r.calibration or "").startswith("examples of KG"))
+    return {"wrong_at_0.9": round(wrong / max(1, len(records)), 4), "kg_mapped": kg_map}
 
 
 def record(items: list[DatasetItem], kg_home: Path, kg: str) -> tuple[ExampleBank, float]:

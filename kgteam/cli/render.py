@@ -70,7 +70,7 @@ def answer_renderable(answer: Answer, *, max_triples: int = 12, show_queries: bo
     parts.append(status)
     if answer.confidence is not None:
         said = f"confidence: {answer.confidence:.2f}"
-        if answer.raw_confidence is not None:  # a probability from the team's map, not the score itself
+        if answer.raw_confidence is not None:  # a probability from a map (the team's, or the KG's own), not the score
             said += f" (calibrated by {answer.calibration or 'a map'}; score {answer.raw_confidence:.2f})"
         parts.append(Text(said, style="dim"))
     if answer.error and answer.error not in (answer.text or ""):  # a failed run's text already says it

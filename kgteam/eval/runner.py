@@ -66,6 +66,7 @@ class RunRecord(BaseModel):
     answer_kind: str | None = None  # the dataset's kind of gold ("empty": the KG holds no answer)
     confidence: float | None = None  # the answer's (or, abstaining, its best guess's) confidence
     raw_confidence: float | None = None  # the scorer's score before the team's calibration map (None: no map)
+    calibration: str | None = None  # the name of that map (the playbook's, or the KG's own examples')
     guess: list[AnswerValue] = Field(default_factory=list)  # the best candidate an abstention kept
     guess_correct: bool | None = None  # that guess graded by the rules (None: no guess or no gold)
     reading: str | None = None  # the query graph / path the answer came from, in words
@@ -188,7 +189,8 @@ def _record_from_answer(item: DatasetItem, answer: Answer) -> RunRecord:
     return RunRecord(
         id=item.id, question=item.question, gold=item.answers, tags=item.tags, answer_kind=item.answer_kind,
         answer_text=answer.text, answer_values=answer.values, answer_status=answer.status,
-        confidence=answer.confidence, raw_confidence=answer.raw_confidence, guess=answer.guess,
+        confidence=answer.confidence, raw_confidence=answer.raw_confidence, calibration=answer.calibration,
+        guess=answer.guess,
         reading=reading_of(answer),
         stopped_by=answer.stopped_by, answer_grounded=answer.grounded, route=answer.route, evidence=answer.evidence,
         fallbacks=answer.fallbacks, error=answer.error,

@@ -97,6 +97,16 @@ class AnswerType(Payload):
         return f"{self.type}{' list' if self.is_list else ''}"
 
 
+class KGMapped(BaseModel):
+    """A confidence that went through the KG's own map (fitted on its examples) and nothing after:
+    the value before the map, and the map's name. The answer reports both, and the playbook's
+    shipped map is not applied on top. A confidence changed after the map (a product, a minimum
+    with another) carries none."""
+
+    raw: float
+    name: str
+
+
 class GraphReading(BaseModel):
     """A question read into a query graph (a count, a superlative, a yes/no, a join of two
     entities ...): what the decision maker runs instead of filling a chain template."""
@@ -108,6 +118,7 @@ class GraphReading(BaseModel):
     key: str = ""
     evidence_graph: QueryGraph | None = None  # the set a count or an ordering ran over
     guess_only: bool = False  # no reading of the question fits the kind it asks for
+    kg_map: KGMapped | None = None  # set when ``confidence`` is a path's, through the KG's own map
 
 
 class SparqlTemplate(Payload):
@@ -231,6 +242,7 @@ class RankedPath(BaseModel):
     learned_from: list[str] | None = None
     # the KG's own confidence map (Platt a, b on the logit), refit on its examples, cross-fitted
     calibration: tuple[float, float] | None = None
+    calibration_name: str | None = None  # that map's name, which the answer reports
 
     @property
     def hops(self) -> int:
@@ -253,6 +265,7 @@ class RelationPaths(Payload):
     paths: list[RankedPath] = Field(default_factory=list)
     confidence: float = 0.0
     margin: float = 0.0
+    kg_map: KGMapped | None = None  # set when ``confidence`` is the best path's, through the KG's own map
 
     @property
     def best(self) -> RankedPath | None:
@@ -267,6 +280,13 @@ class RelationPaths(Payload):
         if path is None:
             return 0.0
         return path_confidence(path, self.paths)
+
+    def belief_of(self, key: str) -> tuple[float, KGMapped | None]:
+        """``confidence_of(key)`` and whether it went through the KG's own map (see ``path_belief``)."""
+        path = next((p for p in self.paths if p.key == key), None)
+        if path is None:
+            return 0.0, None
+        return path_belief(path, self.paths)
 
     def summary(self) -> str:
         best = self.best
@@ -293,14 +313,46 @@ class ScoredReading(Protocol):
 def path_confidence(path: ScoredReading, paths: Sequence[ScoredReading]) -> float:
     """How likely ``path`` is the reading, against the paths whose answers mostly differ from its own:
     a softmax of the scores (paths that agree on the answers are not rivals), times how well its
-    weakest step is named."""
+    weakest step is named (through the KG's own map when the path carries one)."""
+    return path_belief(path, paths)[0]
+
+
+def path_belief(path: ScoredReading, paths: Sequence[ScoredReading]) -> tuple[float, KGMapped | None]:
+    """``path_confidence`` and, when the path carries the KG's map, the value before it and its name."""
     mine = {a.get("value") for a in path.answers}
     rivals = [p.score for p in paths if p.key != path.key and p.answers
               and len(mine & {a.get("value") for a in p.answers}) < 0.5 * max(1, min(len(mine), len(p.answers)))]
     weight = sum(math.exp(max(-50.0, min(50.0, (r - path.score) / CONFIDENCE_TEMPERATURE))) for r in rivals)
     # a step that no word names is a guess however far ahead the path is
     named = min(1.0, path.support / CONFIDENCE_SUPPORT)
-    return round(platt(named / (1.0 + weight), getattr(path, "calibration", None)), 4)
+    raw = named / (1.0 + weight)
+    calibration = getattr(path, "calibration", None)
+    mapped = round(platt(raw, calibration), 4)
+    if calibration is None:
+        return mapped, None
+    return mapped, KGMapped(raw=round(raw, 4), name=getattr(path, "calibration_name", None) or KG_MAP_NAME)
+
+
+def mapped_by(kg_map: KGMapped | None) -> dict[str, Any]:
+    """An answer's fields for a confidence through the KG's map: the value before it and the map's
+    name (none: the playbook's shipped map is applied to the answer later, by the supervisor)."""
+    return {"raw_confidence": kg_map.raw, "calibration": kg_map.name} if kg_map is not None else {}
+
+
+def kg_map_of(answer: Answer) -> KGMapped | None:
+    """Whether an answer's confidence went through the KG's own map (before any playbook map: the
+    supervisor sets ``raw_confidence`` only on the final answer)."""
+    if answer.raw_confidence is None or answer.calibration is None:
+        return None
+    return KGMapped(raw=answer.raw_confidence, name=answer.calibration)
+
+
+KG_MAP_NAME = "examples of the KG"  # a map's name when the KG's name is not known
+
+
+def kg_map_name(kg: str | None) -> str:
+    """The name an answer gives the map fitted on a KG's examples."""
+    return f"examples of KG {kg!r}" if kg else KG_MAP_NAME
 
 
 def platt(confidence: float, calibration: tuple[float, float] | None) -> float:
@@ -391,6 +443,7 @@ class Reading(BaseModel):
     answers: list[dict[str, Any]] = Field(default_factory=list)  # SPARQL JSON terms
     triple_ids: list[int] = Field(default_factory=list)  # ``Subgraph.triples`` walked to its answers
     calibration: tuple[float, float] | None = None  # the KG's own confidence map (see RankedPath)
+    calibration_name: str | None = None
 
     @property
     def key(self) -> str:
@@ -441,6 +494,7 @@ class PseudoGraph(Payload):
     open_ended: bool = False  # "Tell me about X": the answer is a short text, not values
     source: PseudoSource = "reading"
     confidence: float = 0.0  # the reading's confidence (model-free); the model's graph has none
+    kg_map: KGMapped | None = None  # ``confidence`` is the best path's, through the KG's own map
 
     def subjects(self) -> list[str]:
         """Distinct subjects (linked IRI, else the words): the paper's k."""
@@ -725,6 +779,7 @@ class Draft(Payload):
     values: list[AnswerValue] = Field(default_factory=list)
     evidence: Evidence = Field(default_factory=Evidence)
     confidence: float = 0.0
+    kg_map: KGMapped | None = None  # ``confidence`` is the graph answer's, through the KG's own map
     known: bool = True  # False: the draft says "I don't know"
     sources: list[str] = Field(default_factory=list)  # "kg", "web"
     proposals: list[ProposedTriple] = Field(default_factory=list)

@@ -124,6 +124,8 @@ class KGTools:
             kwargs["lexicon"] = read_lexicon(kg.path)
         if "reader" not in kwargs:  # the KG folder's reader.json (BankError when it is broken)
             kwargs["reader"] = read_reader_data(kg.path)
+            if kwargs["reader"] is not None:  # answers name its confidence map after this KG
+                kwargs["reader"]["kg"] = kg.name
         if "bank" not in kwargs:  # the KG folder's examples.json, parsed only when a prompt needs it
             kwargs["bank"] = LazyBank.of(kg.path)
         if "naming" not in kwargs:  # the naming predicates `kgteam load --label-predicate` recorded

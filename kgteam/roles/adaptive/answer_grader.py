@@ -10,7 +10,16 @@ from __future__ import annotations
 from typing import ClassVar
 
 from kgteam.prompts import fence, one_line
-from kgteam.protocols.payloads import Answer, Documents, Draft, Grade, GradedDocuments, RetryHint, RetrySignal
+from kgteam.protocols.payloads import (
+    Answer,
+    Documents,
+    Draft,
+    Grade,
+    GradedDocuments,
+    RetryHint,
+    RetrySignal,
+    mapped_by,
+)
 from kgteam.roles.adaptive.grading import GraderSettings, Verdict, unsupported_values
 from kgteam.roles.base import Role, RoleContext
 from kgteam.roles.choice import produce
@@ -52,7 +61,7 @@ class AnswerGrader(Role[GraderSettings]):
         if answers:
             return Answer(text=draft.text,
                           values=draft.values, status="answered", grounded=True, confidence=draft.confidence,
-                          evidence=evidence, route=draft.route, proposals=draft.proposals)
+                          evidence=evidence, route=draft.route, proposals=draft.proposals, **mapped_by(draft.kg_map))
         text = draft.text if not draft.known else "I don't know: the draft did not answer the question."
         return Answer(text=text, status="unknown", grounded=False, evidence=evidence, route=draft.route,
                       proposals=draft.proposals, guess=draft.values)

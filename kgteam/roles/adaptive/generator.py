@@ -28,6 +28,7 @@ from kgteam.protocols.payloads import (
     Question,
     RetrySignal,
     RouteDecision,
+    kg_map_of,
 )
 from kgteam.roles.adaptive.answer_kind import asked_kind
 from kgteam.roles.adaptive.bridge import Bridged, kg_from_documents
@@ -92,7 +93,8 @@ class Generator(Role[GeneratorSettings]):
         knows = answer.status == "answered" and bool(answer.values)
         if route == "kg" and knows:
             return Draft(question=question, text=answer.text, values=answer.values, evidence=answer.evidence,
-                         confidence=answer.confidence or 0.0, known=True, sources=["kg"], route="kg")
+                         confidence=answer.confidence or 0.0, kg_map=kg_map_of(answer), known=True, sources=["kg"],
+                         route="kg")
         if route == "kg":
             return RouteDecision(route="web", fallback=True, question=question,
                                  reason=f"the KG did not know ({one_line(answer.text)[:80]}); searching documents")
@@ -158,7 +160,8 @@ class Generator(Role[GeneratorSettings]):
         if graph_values and graph is not None and not things:  # the documents add nothing: the graph's answer stands
             # (not when the question asks about a thing the KG does not know: the graph answered about its neighbour)
             return Draft(question=question, text=graph.text, values=graph_values, evidence=evidence,
-                         confidence=graph.confidence or 0.0, known=True, sources=["kg"], proposals=graded.proposals,
+                         confidence=graph.confidence or 0.0, kg_map=kg_map_of(graph), known=True, sources=["kg"],
+                         proposals=graded.proposals,
                          route=route, attempt=attempt)
         why = "no document names an answer next to the question's words" if not cands else (
             f"the documents do not single out one answer ({', '.join(c.text for c in cands[:3])})")

@@ -148,17 +148,19 @@ async def retrieve(layer: SemanticLayer, question: str, topics: Sequence[TopicMe
     executed.sort(key=lambda e: (-e[1].score, len(e[0].steps), e[0].key))
     ranked: list[RankedPath] = []
     calibration = layer.reader.calibration if layer.reader is not None else None  # the KG's own map
+    map_name = layer.reader.map_name if layer.reader is not None else None
     for path, score, rel, answers in executed:
         scored_path = with_score(path, score)
         ranked.append(RankedPath(entity=path.entity, mention=path.mention, steps=scored_path.steps,
                                  score=scored_path.score, support=round(score.support, 4), answers=answers,
                                  sparql=path_query(rel), learned_from=score.learned_from,
-                                 calibration=calibration))
+                                 calibration=calibration, calibration_name=map_name))
     # a single path leaves the question's other firm topics unexplained: it answers without them
     weight = layer.settings.scoring.unexplained_weight
     firm = sum(1 for t in topics if t.firm)
     readings = [Reading(paths=[i], score=round(p.score - weight * (firm - (1 if by_text[p.mention].firm else 0)), 4),
-                        support=p.support, answers=p.answers, calibration=calibration)
+                        support=p.support, answers=p.answers, calibration=calibration,
+                        calibration_name=map_name)
                 for i, p in enumerate(ranked)]
     if combine != "single":
         readings += await _joined(layer, question, topics, ranked)

@@ -25,10 +25,12 @@ from kgteam.protocols.payloads import (
     Answer,
     AnswerValue,
     GraphReading,
+    KGMapped,
     Reading,
     RetrievalPlan,
     Subgraph,
-    path_confidence,
+    mapped_by,
+    path_belief,
 )
 from kgteam.roles.base import Role, RoleContext
 from kgteam.roles.choice import Option, choose, fallback_keys
@@ -141,10 +143,10 @@ class Summarizer(Role[SummarizerSettings]):
         citing the set it counted, values; "I don't know" when nothing comes back, and below
         ``min_confidence`` with the best guess kept."""
         def unknown(why: str, confidence: float | None = None, guess: list[AnswerValue] | None = None,
-                    evidence: Evidence | None = None) -> Answer:
+                    evidence: Evidence | None = None, kg_map: KGMapped | None = None) -> Answer:
             return Answer(text=f"I don't know: {why}.", status="unknown", grounded=False, confidence=confidence,
                           guess=guess or [], evidence=evidence or Evidence(),
-                          fallbacks=fallback_keys(getattr(ctx.trace, "events", [])))
+                          fallbacks=fallback_keys(getattr(ctx.trace, "events", [])), **mapped_by(kg_map))
 
         where = reading.graph.where
         if reading.guess_only and not where.triples and not where.not_exists:
@@ -172,11 +174,12 @@ class Summarizer(Role[SummarizerSettings]):
             ctx.trace.record("abstain", role=self.instance_name, confidence=confidence,
                              threshold=self.settings.min_confidence)
             return unknown(f"my best reading ({reading.explanation}) is not certain enough. Best guess: "
-                           f"{answer_list(names, 5)}", confidence=confidence, guess=values, evidence=evidence)
+                           f"{answer_list(names, 5)}", confidence=confidence, guess=values, evidence=evidence,
+                           kg_map=reading.kg_map)
         return Answer(text=answer_list(names, self.settings.max_listed), values=values, status="answered",
                       grounded=reading_grounded(reading.graph, triples, values, list(reading.matches)),
                       confidence=confidence, evidence=evidence,
-                      fallbacks=fallback_keys(getattr(ctx.trace, "events", [])))
+                      fallbacks=fallback_keys(getattr(ctx.trace, "events", [])), **mapped_by(reading.kg_map))
 
     # ------------------------------------------------------------------ chain readings
     async def _answer(self, graph: Subgraph, ctx: RoleContext, *, use_model: bool) -> Answer:
@@ -197,7 +200,7 @@ class Summarizer(Role[SummarizerSettings]):
         chosen = graph.readings[0]
         if use_model and len(graph.readings) > 1:
             chosen = await self._vote(graph, triples, labels, ctx) or chosen
-        confidence = path_confidence(chosen, graph.readings)
+        confidence, kg_map = path_belief(chosen, graph.readings)  # a join's reading carries no KG map
         missing = [str(a["value"]) for a in chosen.answers if a.get("type") == "uri" and str(a["value"]) not in labels]
         if missing:
             labels.update(await ctx.tools["labels_for"](missing))
@@ -219,11 +222,11 @@ class Summarizer(Role[SummarizerSettings]):
             return Answer(text=f"I don't know: my best reading ({self._explain(graph, chosen)}) is not certain "
                                f"enough. Best guess: {answer_list(names, 5)}.",
                           status="unknown", grounded=False, confidence=confidence, guess=values, evidence=evidence,
-                          fallbacks=fallbacks)
+                          fallbacks=fallbacks, **mapped_by(kg_map))
         grounded = self._grounded(graph, chosen, triples, values) and bool(cited)
         text = answer_list(names, self.settings.max_listed)
         return Answer(text=text, values=values, status="answered", grounded=grounded, confidence=confidence,
-                      evidence=evidence, fallbacks=fallbacks)
+                      evidence=evidence, fallbacks=fallbacks, **mapped_by(kg_map))
 
     @staticmethod
     def _grounded(graph: Subgraph, reading: Reading, triples: list[EvidenceTriple], values: list[AnswerValue]) -> bool:

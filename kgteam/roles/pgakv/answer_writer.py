@@ -16,7 +16,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from kgteam.llm.fencing import fence, one_line
 from kgteam.llm.no_model import model_available
 from kgteam.protocols.evidence import CheckedTriple, Evidence, EvidenceTriple
-from kgteam.protocols.payloads import Answer, FixedGraph, PseudoGraph, VerifiedGraph
+from kgteam.protocols.payloads import Answer, FixedGraph, PseudoGraph, VerifiedGraph, mapped_by
 from kgteam.roles.base import Role, RoleContext
 from kgteam.roles.choice import fallback_keys, produce
 from kgteam.roles.contract import handles
@@ -77,14 +77,16 @@ class AnswerWriter(Role[WriterSettings]):
         confidence = graph.confidence if graph.source == "reading" else round(
             min(1.0, max(0.0, sum(f.score for f in answered) / len(answered))), 4)
         names = [v.label for v in values]
+        mapped = mapped_by(graph.kg_map if graph.source == "reading" else None)
         if confidence < self.settings.min_confidence:
             why = next((p for p in graph.plan if p.startswith("the reading leaves out")), "my best reading is not "
                        "certain enough")
             return Answer(text=f"I don't know: {why}. Best guess: "
                                f"{answer_list(names, 5)}.", status="unknown", grounded=False, confidence=confidence,
-                          guess=values, evidence=evidence, fallbacks=fallbacks, reading=reading)
+                          guess=values, evidence=evidence, fallbacks=fallbacks, reading=reading, **mapped)
         return Answer(text=answer_list(names, self.settings.max_listed), values=values, status="answered",
-                      grounded=True, confidence=confidence, evidence=evidence, fallbacks=fallbacks, reading=reading)
+                      grounded=True, confidence=confidence, evidence=evidence, fallbacks=fallbacks, reading=reading,
+                      **mapped)
 
     async def _open(self, graph: PseudoGraph, triples: list[EvidenceTriple], evidence: Evidence,
                     ctx: RoleContext) -> Answer:

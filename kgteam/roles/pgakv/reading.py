@@ -89,7 +89,7 @@ async def reading_graph(question: str, tools: Any, settings: SemanticSettings, *
                 subject_iri=s, predicate_iri=pred, object_iri=None if is_lit else o, object_is_literal=is_lit,
                 answer_end=end))
     plan = [f"{best.mention}: {best.explain()}"]
-    confidence = paths.confidence
+    confidence, kg_map = paths.confidence, paths.kg_map
     walked = {n for nodes in nodes_of for n in nodes[:-1]}  # an answer the question names constrains nothing
     left_out = [m.text for m in mentions if m.text != best.mention and not m.category and name_like(m.text)
                 and m.exact_iris() and not set(m.exact_iris()) & walked]
@@ -97,6 +97,7 @@ async def reading_graph(question: str, tools: Any, settings: SemanticSettings, *
         # "who plays at position Defender for club Malmo_FF": a chain from one name that never
         # meets the other is not what was asked; its answers stay a guess
         plan.append(f"the reading leaves out {', '.join(left_out)}")
-        confidence = min(confidence, 0.49)
-    return PseudoGraph(triples=list(triples.values()), question=question, plan=plan, confidence=confidence)
+        confidence, kg_map = min(confidence, 0.49), None  # capped: no longer what the KG's map said
+    return PseudoGraph(triples=list(triples.values()), question=question, plan=plan, confidence=confidence,
+                       kg_map=kg_map)
 

@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any
 from pydantic import BaseModel, ConfigDict, Field
 
 from kgteam.protocols.evidence import RelationMatch
-from kgteam.protocols.payloads import RankedPath, RelationPaths, path_confidence
+from kgteam.protocols.payloads import RankedPath, RelationPaths, path_belief
 from kgteam.roles.semantic.mentions import Mention, spot_mentions
 from kgteam.roles.semantic.paths import (
     PathStep,
@@ -22,7 +22,7 @@ from kgteam.roles.semantic.paths import (
     first_hops,
     path_query,
 )
-from kgteam.roles.semantic.reader import ReaderScorer, masked_words, reader_of
+from kgteam.roles.semantic.reader import ReaderScorer, TrainedReader, masked_words, reader_of
 from kgteam.roles.semantic.scoring import (
     PathScore,
     QuestionScorer,
@@ -240,7 +240,7 @@ class SemanticLayer:
         ranked: list[RankedPath] = []
         executed = 0
         for path, score, mention in scored[:keep]:
-            rp = _ranked(path, score, mention, self.reader.calibration if self.reader is not None else None)
+            rp = _ranked(path, score, mention, self.reader)
             rp.sparql = path_query(path)
             if executed < self.settings.executed:
                 executed += 1
@@ -256,15 +256,16 @@ class SemanticLayer:
         ranking = RelationPaths(question=question, mention=ranked[0].mention if ranked else None, paths=ranked)
         if ranked:
             # a trained reader's paths carry the map refit on the KG's own examples (cross-fitted)
-            ranking.confidence = path_confidence(ranked[0], [p for p in ranked if p.answers])
+            ranking.confidence, ranking.kg_map = path_belief(ranked[0], [p for p in ranked if p.answers])
         return ranking
 
 
-def _ranked(path: RelationPath, score: PathScore, mention: Mention,
-            calibration: tuple[float, float] | None = None) -> RankedPath:
+def _ranked(path: RelationPath, score: PathScore, mention: Mention, reader: TrainedReader | None = None) -> RankedPath:
     steps = [RelationMatch(predicate=m.step.predicate, direction=m.step.direction, label=m.step.label,
                            words=m.unit.text if m.unit else None, strength=round(m.strength, 4),
                            learned_from=score.learned_from)
              for m in score.matches]
     return RankedPath(entity=path.entity, mention=mention.text, steps=steps, score=round(score.score, 4),
-                      support=round(score.support, 4), learned_from=score.learned_from, calibration=calibration)
+                      support=round(score.support, 4), learned_from=score.learned_from,
+                      calibration=reader.calibration if reader is not None else None,
+                      calibration_name=reader.map_name if reader is not None else None)

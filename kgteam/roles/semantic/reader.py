@@ -24,7 +24,7 @@ from typing import Any
 
 import numpy as np
 
-from kgteam.protocols.payloads import CONFIDENCE_SUPPORT, CONFIDENCE_TEMPERATURE, clipped_logit
+from kgteam.protocols.payloads import CONFIDENCE_SUPPORT, CONFIDENCE_TEMPERATURE, clipped_logit, kg_map_name
 from kgteam.roles.semantic.paths import PathStep
 from kgteam.roles.semantic.scoring import PathScore, QuestionScorer
 from kgteam.roles.semantic.text import WH_WORDS, Token, stem
@@ -116,6 +116,12 @@ class TrainedReader:
     taught: dict[str, list[str]] = field(default_factory=dict)  # path signature -> example ids (a few)
     calibration: tuple[float, float] | None = None  # Platt (a, b) on the logit of the confidence
     stats: dict[str, Any] = field(default_factory=dict)
+    kg: str | None = None  # the KG whose examples taught it (named on the answers its map calibrates)
+
+    @property
+    def map_name(self) -> str | None:
+        """The name answers give this reader's confidence map (None: it has none)."""
+        return kg_map_name(self.kg) if self.calibration is not None else None
 
     def correction(self, view: ReadingView) -> float:
         if not one_topic(view.words):  # as ReaderScorer: the hand scorer's alone
@@ -158,7 +164,8 @@ class TrainedReader:
         cal = data.get("calibration")
         return cls(weights={str(k): float(v) for k, v in data["weights"].items()},
                    taught={str(k): list(v) for k, v in (data.get("taught") or {}).items()},
-                   calibration=(float(cal[0]), float(cal[1])) if cal else None, stats=dict(data.get("stats") or {}))
+                   calibration=(float(cal[0]), float(cal[1])) if cal else None, stats=dict(data.get("stats") or {}),
+                   kg=str(data["kg"]) if data.get("kg") else None)
 
 
 def _usable(examples: Sequence[Example]) -> list[Example]:

@@ -39,7 +39,8 @@ def as_graph_reading(shaped: ShapedReading) -> GraphReading:
     """The payload form of the shape reader's reading (its confidence clamped to [0, 1])."""
     return GraphReading(graph=shaped.graph, confidence=min(1.0, max(0.0, shaped.confidence)),
                         explanation=shaped.explanation, matches=shaped.matches, key=shaped.key,
-                        evidence_graph=shaped.evidence_graph, guess_only=shaped.guess_only)
+                        evidence_graph=shaped.evidence_graph, guess_only=shaped.guess_only,
+                        kg_map=shaped.kg_map if 0.0 <= shaped.confidence <= 1.0 else None)
 
 
 async def read_graph(reader: ShapedReader, question: str, paths: RelationPaths, mentions: Sequence[Any],

@@ -31,8 +31,10 @@ from kgteam.protocols.evidence import RelationMatch
 from kgteam.protocols.payloads import (
     CONFIDENCE_SUPPORT,
     CONFIDENCE_TEMPERATURE,
+    KGMapped,
     RankedPath,
     RelationPaths,
+    path_belief,
     path_confidence,
 )
 from kgteam.protocols.query_graph import (
@@ -98,6 +100,7 @@ class ShapedReading:
     key: str = ""
     evidence_graph: QueryGraph | None = None  # SELECT of the set an aggregate counted or ordered
     guess_only: bool = False  # no reading fits the kind asked for: the best one is a guess
+    kg_map: KGMapped | None = None  # ``confidence`` is one path's, through the KG's own map, unchanged
 
     @property
     def sparql(self) -> str:
@@ -385,9 +388,9 @@ class ShapedReader:
         if not fitting:
             return ShapedReading(graph, 0.0, f"no reading gives {_kind_words(kind)}; best guess: {chosen.explain()}",
                                  list(chosen.steps), chosen.key, guess_only=True)
-        conf = path_confidence(_named_by_class(chosen, kind), [_named_by_class(p, kind) for p in fitting])
+        conf, kg_map = path_belief(_named_by_class(chosen, kind), [_named_by_class(p, kind) for p in fitting])
         return ShapedReading(graph, conf, f"the best reading that gives {_kind_words(kind)}: {chosen.explain()}",
-                             list(chosen.steps), chosen.key)
+                             list(chosen.steps), chosen.key, kg_map=kg_map)
 
     async def _count(self, paths: RelationPaths, kind: AnswerKind, klass: str | None,
                      mentions: Sequence[Any] | None = None) -> ShapedReading | None:
@@ -409,7 +412,7 @@ class ShapedReader:
             triples, end = chain_group(best)
             graph = select_graph(triples, end, topics=[best.entity], kind=AnswerKind(kind="number"))
             return ShapedReading(graph, paths.confidence, f"the number itself: {best.explain()}",
-                                 list(best.steps), best.key)
+                                 list(best.steps), best.key, kg_map=paths.kg_map)
         sets = [p for p in await self._base_sets(paths, kind)]
         if not sets:
             return None
@@ -418,11 +421,12 @@ class ShapedReader:
         base = select_graph(triples, end, topics=[chosen.entity], kind=kind)
         graph = base.model_copy(update={"answer": [], "aggregate": Aggregate(function="count", var=end),
                                         "expected": AnswerKind(kind="number")})
-        conf = await self._set_confidence(chosen, sets, kind)
+        conf, kg_map = await self._set_confidence(chosen, sets, kind)
         return ShapedReading(graph, conf, f"count of: {chosen.explain()}", list(chosen.steps), chosen.key,
-                             evidence_graph=base)
+                             evidence_graph=base, kg_map=kg_map)
 
-    async def _set_confidence(self, chosen: RankedPath, sets: list[RankedPath], kind: AnswerKind) -> float:
+    async def _set_confidence(self, chosen: RankedPath, sets: list[RankedPath],
+                              kind: AnswerKind) -> tuple[float, KGMapped | None]:
         """How sure the set is the one the question means. A set whose relation no word names
         ("Ridley Scott's films") counts as named as far as it covers what the topic is linked to
         by its rivals of the same kind (the films he directed, wrote or is tagged on)."""
@@ -440,8 +444,8 @@ class ShapedReader:
             me = me.model_copy(update={"support": CONFIDENCE_SUPPORT * coverage})
             ranked = [me if p.key == me.key else p for p in ranked]
             # rivals that only re-state part of the chosen set are no rivals
-            return path_confidence(me, [p for p in ranked if p.key == me.key or p.hops > 1 or p.entity != me.entity])
-        return path_confidence(me, ranked)
+            return path_belief(me, [p for p in ranked if p.key == me.key or p.hops > 1 or p.entity != me.entity])
+        return path_belief(me, ranked)
 
     async def _base_sets(self, paths: RelationPaths, kind: AnswerKind) -> list[RankedPath]:
         """Entity sets the question may count or order, best first: each ranked path that ends in
@@ -539,7 +543,7 @@ class ShapedReader:
             base_path = sets[0]
             tr, e = chain_group(base_path)
             base_set = _BaseSet(select_graph(tr, e, topics=[base_path.entity], kind=kind), e,
-                                await self._set_confidence(base_path, sets, kind), base_path.explain(),
+                                (await self._set_confidence(base_path, sets, kind))[0], base_path.explain(),
                                 list(base_path.steps), base_path.key)
             for p in paths.paths:
                 if p.hops == base_path.hops + 1 and p.steps[-1].words and p.key.startswith(base_path.key + "|") \

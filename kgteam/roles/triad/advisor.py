@@ -22,6 +22,7 @@ from kgteam.protocols.payloads import (
     AnswerValue,
     EntityCandidates,
     GraphReading,
+    KGMapped,
     QueryCandidates,
     QueryResult,
     Question,
@@ -30,6 +31,7 @@ from kgteam.protocols.payloads import (
     RetryPhase,
     RetrySignal,
     SparqlTemplate,
+    mapped_by,
 )
 from kgteam.roles.base import Role, RoleContext
 from kgteam.roles.choice import fallback_keys, produce
@@ -106,7 +108,7 @@ class Advisor(Role[AdvisorSettings]):
         triples, chain_entity = await self._evidence(ctx, lineage, result)
         answer_values = await label_answer(ctx.tools, terms, triples)
         names = [a.label for a in answer_values]
-        matches, confidence = self._reading(lineage)
+        matches, confidence, kg_map = self._reading(lineage)
         evidence = Evidence(matches=matches, triples=triples,
                             queries=[EvidenceQuery(sparql=result.sparql, row_count=len(result.rows))])
         if own_entity_only(result.sparql, answer_values) and turns_at_a_shared_node(matches):
@@ -123,7 +125,8 @@ class Advisor(Role[AdvisorSettings]):
             return Answer(text=f"I don't know: my best reading of the question ({reading}) is not certain enough. "
                                f"Best guess: {answer_list(names, 5)}.",
                           status="unknown", grounded=False, confidence=confidence, guess=answer_values,
-                          evidence=evidence, fallbacks=fallback_keys(getattr(ctx.trace, "events", [])))
+                          evidence=evidence, fallbacks=fallback_keys(getattr(ctx.trace, "events", [])),
+                          **mapped_by(kg_map))
         text = answer_list(names, self.settings.max_listed)
         if phrase and names:
             said = [*(m.label for m in matches), *(lab for t in triples for lab in
@@ -132,23 +135,25 @@ class Advisor(Role[AdvisorSettings]):
         return Answer(text=text, values=answer_values, status="answered",
                       grounded=_grounded(lineage, triples, answer_values, matches),
                       confidence=confidence if confidence is not None else self._filling_score(lineage),
-                      evidence=evidence, fallbacks=fallback_keys(getattr(ctx.trace, "events", [])))
+                      evidence=evidence, fallbacks=fallback_keys(getattr(ctx.trace, "events", [])),
+                      **mapped_by(kg_map if confidence is not None else None))
 
     @staticmethod
-    def _reading(lineage: Lineage) -> tuple[list[RelationMatch], float | None]:
-        """Which words named the chosen query's relations, and the scorer's confidence in it."""
+    def _reading(lineage: Lineage) -> tuple[list[RelationMatch], float | None, KGMapped | None]:
+        """Which words named the chosen query's relations, the scorer's confidence in it, and
+        whether that confidence went through the KG's own map."""
         reading = ran_reading(lineage)
         if reading is not None:
-            return list(reading.matches), reading.confidence
+            return list(reading.matches), reading.confidence, reading.kg_map
         paths = lineage.ancestor(RelationPaths)
         cands = lineage.ancestor(QueryCandidates)
         if paths is None or cands is None or cands.selected is None:
-            return [], None
+            return [], None, None
         key = cands.queries[cands.selected].key
         path = next((p for p in paths.paths if p.key == key), None)
         if path is None:
-            return [], None
-        return list(path.steps), paths.confidence_of(key)
+            return [], None, None
+        return list(path.steps), *paths.belief_of(key)
 
     @staticmethod
     def _filling_score(lineage: Lineage) -> float:

@@ -1,0 +1,77 @@
+"""A confidence that went through the KG's own map (fitted on its examples) says so on the answer,
+and the playbook's shipped map is not applied on top; every other confidence keeps the shipped map.
+
+The atelier KG gets a reader that learned nothing (the hand scorer's paths and scores) but carries a
+Platt map: the answers differ from the bank-less ones only in how their confidence was mapped.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import shutil
+from pathlib import Path
+
+import pytest
+
+from kgteam.cli.render import answer_renderable
+from kgteam.config.defaults import default_team_spec, with_overrides
+from kgteam.config.loader import load_team
+from kgteam.protocols.calibration import resolve_calibration
+from kgteam.protocols.payloads import RankedPath, kg_map_name, path_belief, path_confidence, platt
+from kgteam.roles.semantic.reader import TrainedReader
+from kgteam.team_builder import open_team
+from kgteam.tools.example_bank import READER_FILE, write_json
+
+KERAG = Path(__file__).resolve().parents[2] / "examples" / "teams" / "kerag.yaml"
+MAP = (0.7, -0.4)  # a map that moves every confidence (the shipped one would give other numbers)
+CHAIN = "Who founded Northgate Letterpress?"
+JOIN = "Which maker has a bench at Greywater Pottery and is a native of Ostrand?"
+
+
+@pytest.fixture(scope="module")
+def taught_home(atelier_home, tmp_path_factory) -> Path:
+    home = tmp_path_factory.mktemp("taught")
+    shutil.copytree(atelier_home / "kgs" / "atelier", home / "kgs" / "atelier")
+    write_json(TrainedReader({}, calibration=MAP).to_json(), home / "kgs" / "atelier" / READER_FILE)
+    return home
+
+
+def _ask(home: Path, question: str, playbook: str = "triad"):
+    base = load_team(KERAG, check_installed=False) if playbook == "kerag" else default_team_spec()
+    spec = with_overrides(base, kg="atelier", model="none")
+    with open_team(spec, home=home) as runner:
+        return asyncio.run(runner.ask(question))
+
+
+def test_a_path_confidence_says_whether_the_kgs_map_made_it():
+    path = RankedPath(entity="e", mention="m", steps=[], score=1.0, support=0.15, answers=[{"value": "a"}])
+    rival = path.model_copy(update={"entity": "f", "score": 0.9, "answers": [{"value": "b"}]})
+    assert path_belief(path, [path, rival]) == (path_confidence(path, [path, rival]), None)  # no map: nothing claimed
+    mapped = path.model_copy(update={"calibration": MAP, "calibration_name": kg_map_name("atelier")})
+    value, kg_map = path_belief(mapped, [mapped, rival])
+    assert kg_map is not None and kg_map.name == "examples of KG 'atelier'"
+    assert kg_map.raw == path_confidence(path, [path, rival])
+    assert value == pytest.approx(platt(kg_map.raw, MAP), abs=1e-3) and value != kg_map.raw
+
+
+@pytest.mark.parametrize("playbook", ["triad", "kerag"])
+def test_a_chain_answer_carries_the_kgs_map_and_is_mapped_once(atelier_home, taught_home, playbook):
+    shipped = resolve_calibration("auto", playbook=playbook, model="none")
+    plain = _ask(atelier_home, CHAIN, playbook)
+    taught = _ask(taught_home, CHAIN, playbook)
+    assert plain.text == taught.text == "Maren Holt"
+    assert plain.calibration == shipped.name  # no bank: the shipped map, as before
+    assert taught.calibration == "examples of KG 'atelier'"
+    assert taught.raw_confidence == plain.raw_confidence  # the same score (the reader learned nothing) ...
+    assert taught.confidence == pytest.approx(platt(taught.raw_confidence, MAP), abs=1e-3)  # ... through one map
+    assert taught.confidence != pytest.approx(shipped.calibrate(taught.confidence), abs=1e-3)
+    said = " ".join(str(r) for r in answer_renderable(taught).renderable.renderables)
+    assert f"calibrated by examples of KG 'atelier'; score {taught.raw_confidence:.2f}" in said
+
+
+def test_a_join_never_passes_the_kgs_map_and_keeps_the_shipped_one(taught_home):
+    shipped = resolve_calibration("auto", playbook="triad", model="none")
+    joined = _ask(taught_home, JOIN)
+    assert joined.text == "Caspar Wren"
+    assert joined.calibration == shipped.name
+    assert joined.confidence == pytest.approx(shipped.calibrate(joined.raw_confidence), abs=1e-4)
