@@ -32,7 +32,16 @@ from kgteam.protocols.budgets import Budgets, BudgetUsage
 from kgteam.protocols.calibration import CalibrationMap
 from kgteam.protocols.envelope import Envelope, new_id
 from kgteam.protocols.evidence import Evidence, Usage
-from kgteam.protocols.payloads import Answer, BranchPruned, Join, Payload, PruneReason, kind_of
+from kgteam.protocols.payloads import (
+    KG_MAP_CEILING,
+    Answer,
+    BranchPruned,
+    Join,
+    Payload,
+    PruneReason,
+    kg_map_of,
+    kind_of,
+)
 from kgteam.protocols.routes import Route
 from kgteam.roles.base import BudgetView, Role
 from kgteam.roles.lineage import BranchView, Lineage, RunView
@@ -192,6 +201,8 @@ class Supervisor:
             answer.raw_confidence = answer.confidence
             answer.confidence = round(self.calibration.calibrate(answer.confidence), 4)
             answer.calibration = self.calibration.name
+        elif answer.confidence is not None and answer.confidence > KG_MAP_CEILING and kg_map_of(answer) is not None:
+            answer.confidence = KG_MAP_CEILING
         return answer
 
     def make_envelopes(self, delivery: Delivery, sender: str, payloads: list[Payload], step_usage: Usage,

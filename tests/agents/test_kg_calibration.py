@@ -17,13 +17,13 @@ from kgteam.cli.render import answer_renderable
 from kgteam.config.defaults import default_team_spec, with_overrides
 from kgteam.config.loader import load_team
 from kgteam.protocols.calibration import resolve_calibration
-from kgteam.protocols.payloads import RankedPath, kg_map_name, path_belief, path_confidence, platt
+from kgteam.protocols.payloads import KG_MAP_CEILING, RankedPath, kg_map_name, path_belief, path_confidence, platt
 from kgteam.roles.semantic.reader import TrainedReader
 from kgteam.team_builder import open_team
 from kgteam.tools.example_bank import READER_FILE, write_json
 
 KERAG = Path(__file__).resolve().parents[2] / "examples" / "teams" / "kerag.yaml"
-MAP = (0.7, -0.4)  # a map that moves every confidence (the shipped one would give other numbers)
+MAP = (0.4, -0.5)  # a map that moves every confidence, below the ceiling (the shipped one would give other numbers)
 CHAIN = "Who founded Northgate Letterpress?"
 JOIN = "Which maker has a bench at Greywater Pottery and is a native of Ostrand?"
 
@@ -75,3 +75,15 @@ def test_a_join_never_passes_the_kgs_map_and_keeps_the_shipped_one(taught_home):
     assert joined.text == "Caspar Wren"
     assert joined.calibration == shipped.name
     assert joined.confidence == pytest.approx(shipped.calibrate(joined.raw_confidence), abs=1e-4)
+
+
+def test_the_kgs_map_never_says_more_than_its_ceiling(atelier_home, tmp_path):
+    """A map steep enough to say 0.99 is held at the ceiling: a few hundred held-out examples cannot
+    vouch for "sure", and a wrong answer at 0.9 or more is a defect."""
+    shutil.copytree(atelier_home / "kgs" / "atelier", tmp_path / "kgs" / "atelier")
+    steep = (3.0, 4.0)
+    write_json(TrainedReader({}, calibration=steep).to_json(), tmp_path / "kgs" / "atelier" / READER_FILE)
+    taught = _ask(tmp_path, CHAIN)
+    assert taught.text == "Maren Holt" and taught.calibration == "examples of KG 'atelier'"
+    assert platt(taught.raw_confidence, steep) > 0.95  # what the map alone would have said
+    assert taught.confidence == KG_MAP_CEILING
