@@ -17,7 +17,14 @@ from kgteam.cli.render import answer_renderable
 from kgteam.config.defaults import default_team_spec, with_overrides
 from kgteam.config.loader import load_team
 from kgteam.protocols.calibration import resolve_calibration
-from kgteam.protocols.payloads import KG_MAP_CEILING, RankedPath, kg_map_name, path_belief, path_confidence, platt
+from kgteam.protocols.payloads import (
+    KG_MAP_CEILING,
+    RankedPath,
+    kg_map_name,
+    path_belief,
+    path_confidence,
+    platt,
+)
 from kgteam.roles.semantic.reader import TrainedReader
 from kgteam.team_builder import open_team
 from kgteam.tools.example_bank import READER_FILE, write_json

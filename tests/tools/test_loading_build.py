@@ -110,6 +110,22 @@ def test_tsv_inverse_relations_become_the_forward_predicate(home):
     assert labels_of(kg_dir, f"{base}e/John_SMITH", SKOS_ALT_LABEL) == ["John_SMITH"]
 
 
+def test_names_with_quotes_backslashes_and_accents_keep_their_exact_labels(home, tmp_path):
+    """Name triples reach the store as N-Triples text: every character a literal must escape survives."""
+    odd = ['Say "Hi" Now', "C:\\temp\\dir", "Zoë Ångström", "a<b>&c", "tab\tin name"]
+    path = tmp_path / "odd.txt"
+    path.write_text("".join(f"{name}|related_to|Plain {i}\n" for i, name in enumerate(odd)), encoding="utf-8")
+    m = build_kg([path], "odd", home=home, progress=False, base_iri=EX)
+    assert m.counts.facts == len(odd)
+    kg_dir = home / "kgs" / "odd"
+    for name in odd:
+        iri = mint_entity_iri(EX, name)
+        assert name in labels_of(kg_dir, iri) + labels_of(kg_dir, iri, SKOS_ALT_LABEL)
+    with open_kg("odd", home=home) as kg:
+        hits = kg.labels.search('Say "Hi" Now', k=1)
+        assert hits and hits[0].iri == mint_entity_iri(EX, 'Say "Hi" Now')
+
+
 def test_pathquestion_style_tsv_with_double_tabs(home):
     m = build_kg([DATA / "pq_small.txt"], "pq", home=home, progress=False)
     assert m.format == "tsv" and m.counts.facts == 3 and m.counts.entities == 3

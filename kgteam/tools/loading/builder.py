@@ -59,7 +59,7 @@ from kgteam.tools.loading.layout import (
 from kgteam.tools.loading.manifest import KGCounts, KGManifest, SourceInfo
 from kgteam.tools.loading.progress import LoadProgress, ProgressCallback, RichProgress
 from kgteam.tools.loading.rdf_reader import read_rdf
-from kgteam.tools.loading.sources import first_line, open_source, sha256_file
+from kgteam.tools.loading.sources import OpenedSource, first_line, open_source, sha256_file
 from kgteam.tools.loading.text_readers import (
     INVERSE_SUFFIX,
     NameTriple,
@@ -90,8 +90,8 @@ class _Collected:
     base: str
     entity_labels: dict[str, str]
     relation_labels: dict[str, str]
-    text_entities: dict[str, ox.NamedNode] = field(default_factory=dict)  # name -> IRI
-    text_relations: dict[str, ox.NamedNode] = field(default_factory=dict)
+    text_entities: dict[str, str] = field(default_factory=dict)  # name -> its IRI as an N-Triples term, "<...>"
+    text_relations: dict[str, str] = field(default_factory=dict)
     rdf_nodes: set[str] = field(default_factory=set)  # IRIs used as subject or object
     rdf_predicates: set[str] = field(default_factory=set)
     prefixes: dict[str, str] = field(default_factory=dict)  # the RDF files' own @prefix names
@@ -175,35 +175,34 @@ def _read_labels_file(path: str | Path | None) -> tuple[dict[str, str], SourceIn
     return mapping, info
 
 
-def _text_quads(triples: Iterator[NameTriple], col: _Collected, inp: _Input, rep: _Reporter,
-                position: Callable[[], int], labeller: _Labeller | None) -> Iterator[ox.Quad]:
-    """Quads of name triples; with a ``labeller``, each new IRI's labels follow its first triple.
+def _text_lines(triples: Iterator[NameTriple], col: _Collected, inp: _Input, rep: _Reporter,
+                position: Callable[[], int], labeller: _Labeller | None) -> Iterator[str]:
+    """N-Triples lines of name triples; with a ``labeller``, each new IRI's label lines follow its first triple.
 
-    This is the hot loop of MetaQA/TSV loads: names are minted once (dict lookups after that)
-    and counters are kept in locals.
+    This is the hot loop of MetaQA/TSV loads: names are minted once (dict lookups after that),
+    lines are plain strings (no pyoxigraph objects) and counters are kept in locals.
     """
     base = col.base
     entities = col.text_entities
     relations = col.text_relations
     source = str(inp.path)
-    named, quad = ox.NamedNode, ox.Quad
-    fresh: list[tuple[ox.NamedNode, str, str]] = []
+    fresh: list[tuple[str, str, str]] = []
     n = reported = 0
     next_report = _REPORT_EVERY
     try:
         for s, r, o, _line in triples:
-            sn = entities.get(s)
-            if sn is None:
-                sn = entities[s] = named(mint_entity_iri(base, s))
-                fresh.append((sn, "entity", s))
-            on = entities.get(o)
-            if on is None:
-                on = entities[o] = named(mint_entity_iri(base, o))
-                fresh.append((on, "entity", o))
-            rn = relations.get(r)
-            if rn is None:
-                rn = relations[r] = named(mint_relation_iri(base, r))
-                fresh.append((rn, "relation", r))
+            st = entities.get(s)
+            if st is None:
+                st = entities[s] = f"<{mint_entity_iri(base, s)}>"
+                fresh.append((st, "entity", s))
+            ot = entities.get(o)
+            if ot is None:
+                ot = entities[o] = f"<{mint_entity_iri(base, o)}>"
+                fresh.append((ot, "entity", o))
+            rt = relations.get(r)
+            if rt is None:
+                rt = relations[r] = f"<{mint_relation_iri(base, r)}>"
+                fresh.append((rt, "relation", r))
             n += 1
             if n == next_report:
                 next_report += _REPORT_EVERY
@@ -211,15 +210,31 @@ def _text_quads(triples: Iterator[NameTriple], col: _Collected, inp: _Input, rep
                 inp.records += n - reported
                 reported = n
                 rep.read(source, position())
-            yield quad(sn, rn, on)
+            yield f"{st} {rt} {ot} .\n"
             if fresh:
                 if labeller is not None:
-                    for node, kind, name in fresh:
-                        yield from labeller.quads(node, kind, name)
+                    for term, kind, name in fresh:
+                        yield from labeller.lines(term, kind, name)
                 fresh.clear()
     finally:
         rep.triples += n - reported
         inp.records += n - reported
+
+
+def _text_quads(triples: Iterator[NameTriple], col: _Collected, inp: _Input, rep: _Reporter,
+                position: Callable[[], int]) -> Iterator[ox.Quad]:
+    """Quads of name triples, for loads that mix them with RDF files (labelled after the last triple)."""
+    nodes: dict[str, ox.NamedNode] = {}
+    named = ox.NamedNode
+    for line in _text_lines(triples, col, inp, rep, position, None):
+        s, p, o, _dot = line.split(" ", 3)
+        terms = []
+        for term in (s, p, o):
+            node = nodes.get(term)
+            if node is None:
+                node = nodes[term] = named(term[1:-1])
+            terms.append(node)
+        yield ox.Quad(*terms)
 
 
 def _rdf_quads(quads: Iterator[ox.Quad], col: _Collected, inp: _Input, rep: _Reporter,
@@ -267,7 +282,8 @@ def _rdf_quads(quads: Iterator[ox.Quad], col: _Collected, inp: _Input, rep: _Rep
 
 
 def _source_quads(inp: _Input, index: int, col: _Collected, rep: _Reporter,
-                  inverse_suffix: str | None, labeller: _Labeller | None) -> Iterator[ox.Quad]:
+                  inverse_suffix: str | None) -> Iterator[ox.Quad]:
+    """One input's quads (RDF, or name triples loaded together with RDF files)."""
     with open_source(inp.path) as src:
         position = src.bytes_read
         rep.read(str(inp.path), 0)
@@ -275,14 +291,29 @@ def _source_quads(inp: _Input, index: int, col: _Collected, rep: _Reporter,
             blank_prefix = f"f{index}b"
             yield from _rdf_quads(read_rdf(src, inp.format, base_iri=col.base, prefixes=col.prefixes), col, inp, rep, position,
                                   blank_prefix)
-        elif inp.format == "metaqa":
-            reader = read_metaqa(src, inverse_suffix=inverse_suffix)
-            yield from _text_quads(reader, col, inp, rep, position, labeller)
         else:
-            reader = read_tsv(src, inverse_suffix=inverse_suffix)
-            yield from _text_quads(reader, col, inp, rep, position, labeller)
+            yield from _text_quads(_name_triples(src, inp, inverse_suffix), col, inp, rep, position)
     rep.done_before += inp.size
     rep.read(str(inp.path), 0)
+
+
+def _source_lines(inp: _Input, col: _Collected, rep: _Reporter, inverse_suffix: str | None,
+                  labeller: _Labeller) -> Iterator[str]:
+    """One name-triple input's N-Triples lines, labels included."""
+    with open_source(inp.path) as src:
+        rep.read(str(inp.path), 0)
+        yield from _text_lines(_name_triples(src, inp, inverse_suffix), col, inp, rep, src.bytes_read, labeller)
+    rep.done_before += inp.size
+    rep.read(str(inp.path), 0)
+
+
+def _name_triples(src: OpenedSource, inp: _Input, inverse_suffix: str | None) -> Iterator[NameTriple]:
+    if inp.format == "metaqa":
+        return read_metaqa(src, inverse_suffix=inverse_suffix)
+    return read_tsv(src, inverse_suffix=inverse_suffix)
+
+
+_NT_ESCAPES = str.maketrans({"\\": "\\\\", '"': '\\"', "\n": "\\n", "\r": "\\r"})
 
 
 class _Labeller:
@@ -297,17 +328,17 @@ class _Labeller:
         self.col = col
         self.index = index
         self.done: set[str] = set()
-        self.label_p = ox.NamedNode(RDFS_LABEL)
-        self.alt_p = ox.NamedNode(SKOS_ALT_LABEL)
-        self.notation_p = ox.NamedNode(SKOS_NOTATION)
+        self.predicates = {RDFS_LABEL: ox.NamedNode(RDFS_LABEL), SKOS_ALT_LABEL: ox.NamedNode(SKOS_ALT_LABEL),
+                           SKOS_NOTATION: ox.NamedNode(SKOS_NOTATION)}
 
-    def quads(self, node: ox.NamedNode, kind: str, name: str | None) -> Iterator[ox.Quad]:
+    def _labels(self, iri: str, kind: str, name: str | None) -> list[tuple[str, str]]:
+        """The (predicate IRI, plain literal) label triples ``iri`` needs; sends its index document."""
         col = self.col
-        iri = node.value
         self.done.add(iri)
         found = col.rdf_labels.get(iri)
         primary = found.primary() if found else None
         aliases: list[str] = []
+        out: list[tuple[str, str]] = []
         if primary is None:
             names = col.entity_labels if kind == "entity" else col.relation_labels
             if name is not None:
@@ -315,42 +346,127 @@ class _Labeller:
                 if mapped is not None:
                     primary = " ".join(mapped.split()) or name
                     # the file's key is an identifier (e.g. a Freebase MID), not a name: not indexed
-                    yield ox.Quad(node, self.notation_p, ox.Literal(name))
-                    col.label_triples += 1
+                    out.append((SKOS_NOTATION, name))
                 else:
                     primary = name_label(name) if kind == "entity" else relation_name_label(name)
                     if primary != name:
                         aliases.append(name)
-                        yield ox.Quad(node, self.alt_p, ox.Literal(name))
-                        col.label_triples += 1
+                        out.append((SKOS_ALT_LABEL, name))
             else:
                 primary = iri_label(iri, predicate=kind == "relation")
-            yield ox.Quad(node, self.label_p, ox.Literal(primary))
-            col.label_triples += 1
+            out.append((RDFS_LABEL, primary))
+            col.label_triples += len(out)
         if found:
             kept = found.aliases(primary)
             aliases = kept + [a for a in aliases if a not in kept]
         self.index.put(LabelDoc(iri=iri, kind=kind, labels=[primary], aliases=aliases))  # type: ignore[arg-type]
+        return out
 
-    def remaining(self) -> Iterator[ox.Quad]:
-        """Labels of every IRI not labelled yet: relations first, then entities, each sorted by IRI."""
+    def quads(self, node: ox.NamedNode, kind: str, name: str | None) -> Iterator[ox.Quad]:
+        for predicate, text in self._labels(node.value, kind, name):
+            yield ox.Quad(node, self.predicates[predicate], ox.Literal(text))
+
+    def lines(self, term: str, kind: str, name: str | None) -> Iterator[str]:
+        """The same as N-Triples lines, for ``term`` = ``<IRI>``."""
+        for predicate, text in self._labels(term[1:-1], kind, name):
+            yield f'{term} <{predicate}> "{text.translate(_NT_ESCAPES)}" .\n'
+
+    def _unlabelled(self) -> Iterator[tuple[str, str, str | None]]:
+        """(IRI, kind, name) of every IRI not labelled yet: relations first, then entities, each sorted by IRI."""
         col = self.col
         done = self.done
         relations: dict[str, str | None] = {}
-        for name, node in col.text_relations.items():
-            relations[node.value] = name
+        for name, term in col.text_relations.items():
+            relations[term[1:-1]] = name
         for iri in col.rdf_predicates:
             relations.setdefault(iri, None)
-        entities: dict[str, str | None] = {node.value: name for name, node in col.text_entities.items()}
+        entities: dict[str, str | None] = {term[1:-1]: name for name, term in col.text_entities.items()}
         for iri in col.rdf_nodes:
             if iri not in relations:
                 entities.setdefault(iri, None)
         for iri in sorted(relations):
             if iri not in done:
-                yield from self.quads(ox.NamedNode(iri), "relation", relations[iri])
+                yield iri, "relation", relations[iri]
         for iri in sorted(entities):
             if iri not in done:
-                yield from self.quads(ox.NamedNode(iri), "entity", entities[iri])
+                yield iri, "entity", entities[iri]
+
+    def remaining(self) -> Iterator[ox.Quad]:
+        """Labels of every IRI not labelled yet, as quads."""
+        for iri, kind, name in self._unlabelled():
+            yield from self.quads(ox.NamedNode(iri), kind, name)
+
+    def remaining_lines(self) -> Iterator[str]:
+        """The same as N-Triples lines."""
+        for iri, kind, name in self._unlabelled():
+            yield from self.lines(f"<{iri}>", kind, name)
+
+
+class _StoreLoader:
+    """Hands N-Triples text, in chunks, to the store's bulk loader on a thread of its own.
+
+    pyoxigraph parses and writes a chunk without holding the GIL, so the store's work overlaps
+    the reading, minting and labelling done in Python; ``bulk_extend`` needs the GIL for every quad
+    it pulls from a Python iterator, which left one of the two cores idle (docs/decisions.md).
+    The queue is bounded, so a slow store slows the reader instead of piling text up in memory.
+    """
+
+    _LINES = 200_000  # ~20 MB of text a chunk
+    _MAX_CHUNKS = 2
+
+    def __init__(self, store: ox.Store) -> None:
+        self.store = store
+        self.queue: queue.Queue[str | None] = queue.Queue(maxsize=self._MAX_CHUNKS)
+        self.error: BaseException | None = None
+        self.thread = threading.Thread(target=self._run, name="kg-store-load", daemon=True)
+        self.thread.start()
+
+    def load(self, lines: Iterable[str]) -> None:
+        chunk: list[str] = []
+        for line in lines:
+            chunk.append(line)
+            if len(chunk) >= self._LINES:
+                self._send("".join(chunk))
+                chunk = []
+        if chunk:
+            self._send("".join(chunk))
+
+    def _send(self, item: str | None) -> None:
+        while True:
+            if self.error is not None or not self.thread.is_alive():
+                raise LoadError(f"writing the store failed: {self.error}") from self.error
+            try:
+                self.queue.put(item, timeout=0.5)
+                return
+            except queue.Full:
+                continue
+
+    def _run(self) -> None:
+        try:
+            while True:
+                chunk = self.queue.get()
+                if chunk is None:
+                    return
+                # minted IRIs are percent-encoded under a checked base, literals escaped: no validation
+                self.store.bulk_load(chunk, format=ox.RdfFormat.N_TRIPLES, lenient=True)
+        except BaseException as exc:  # reported to the main thread by _send()/finish()
+            self.error = exc
+
+    def finish(self) -> None:
+        """Waits for the last chunk to be written; re-raises a loader failure."""
+        self._send(None)
+        self.thread.join()
+        if self.error is not None:
+            raise LoadError(f"writing the store failed: {self.error}") from self.error
+
+    def cancel(self) -> None:
+        """Drops queued chunks and waits for the one being written (it cannot be interrupted)."""
+        with contextlib.suppress(queue.Empty):
+            while True:
+                self.queue.get_nowait()
+        with contextlib.suppress(queue.Full):
+            self.queue.put_nowait(None)
+        self.thread.join()
 
 
 class _IndexWorker:
@@ -451,14 +567,22 @@ def _build_into(tmp: Path, name: str, inputs: list[_Input], base: str, rep: _Rep
     index = _IndexWorker(tmp / LABELS_DIR)
     try:
         labeller = _Labeller(col, index)
-        early = labeller if n_rdf == 0 else None
-        streams = [
-            _source_quads(inp, i, col, rep, inverse_suffix, early) for i, inp in enumerate(inputs)
-        ]
         store = ox.Store(str(tmp / STORE_DIR))
         try:
-            store.bulk_extend(itertools.chain(*streams, labeller.remaining(), _when_done(rep.finish,
-                                                                                         "writing the store")))
+            if n_rdf == 0:  # names only: every label is known at first sight, the text goes to the bulk loader
+                loader = _StoreLoader(store)
+                try:
+                    loader.load(itertools.chain(*(_source_lines(inp, col, rep, inverse_suffix, labeller)
+                                                  for inp in inputs), labeller.remaining_lines()))
+                    rep.finish("writing the store")
+                    loader.finish()
+                except BaseException:
+                    loader.cancel()
+                    raise
+            else:
+                streams = [_source_quads(inp, i, col, rep, inverse_suffix) for i, inp in enumerate(inputs)]
+                store.bulk_extend(itertools.chain(*streams, labeller.remaining(), _when_done(rep.finish,
+                                                                                             "writing the store")))
             store.flush()
             total_triples = len(store)
             if not any(i.records for i in inputs):
@@ -479,7 +603,7 @@ def _build_into(tmp: Path, name: str, inputs: list[_Input], base: str, rep: _Rep
     except BaseException:
         index.cancel()
         raise
-    relations = len({n.value for n in col.text_relations.values()} | col.rdf_predicates)
+    relations = len({t[1:-1] for t in col.text_relations.values()} | col.rdf_predicates)
     entities = label_docs - relations
     fmts = {i.format for i in inputs}
     manifest = KGManifest(
