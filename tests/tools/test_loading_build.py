@@ -47,7 +47,10 @@ def work_dirs(home: Path) -> list[str]:
     return sorted(p.name for p in kgs.iterdir() if p.name.startswith((".tmp+", ".old+")))
 
 
-def big_metaqa(path: Path, n: int = 40_000) -> Path:
+BIG = 20_000  # more than one progress interval (16,384 triples), so a read event reports triples
+
+
+def big_metaqa(path: Path, n: int = BIG) -> Path:
     """``n`` distinct triples over few entities: long enough for progress events, cheap to index."""
     lines = (f"Film {i % 1000}|directed_by|Person {i // 1000}\n" for i in range(n))
     path.write_text("".join(lines), encoding="utf-8")
@@ -255,7 +258,7 @@ def test_progress_events_cover_the_input(home, tmp_path):
     m = build_kg([big_metaqa(tmp_path / "big.txt")], "big", home=home, progress=events.append)
     reads = [e for e in events if e.phase == "read"]
     assert reads[-1].bytes_done == reads[-1].bytes_total == (tmp_path / "big.txt").stat().st_size
-    assert max(e.triples for e in reads) == 40_000 == m.counts.facts
+    assert max(e.triples for e in reads) == BIG == m.counts.facts
     phases = [e.phase for e in events]  # the store's final write is shown between reading and indexing
     assert phases.count("finish") == 1 and events[phases.index("finish")].source == "writing the store"
     assert max(i for i, p in enumerate(phases) if p == "read") < phases.index("finish") < phases.index("index")

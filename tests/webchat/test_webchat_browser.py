@@ -297,6 +297,23 @@ def test_a_failed_answer_card_says_its_error_once_and_that_it_is_not_grounded(op
     assert shown["card"].count(error) == 1 and shown["grounded"] == "not grounded"
 
 
+CALIBRATION_JS = """
+async (answer) => {
+  const { renderAnswer } = await import('/evidence.js');
+  const card = renderAnswer(answer);
+  return card.querySelector('.answer-meta .calibration')?.textContent ?? null;
+}
+"""
+
+
+def test_the_card_says_which_map_made_the_confidence_and_the_score_it_read(open_chat):
+    page = open_chat()
+    base = {"text": "Maren Holt", "status": "answered", "confidence": 0.89}
+    said = page.evaluate(CALIBRATION_JS, {**base, "calibration": "examples of KG 'atelier'", "raw_confidence": 0.974})
+    assert said == "examples of KG 'atelier'; score 0.97"
+    assert page.evaluate(CALIBRATION_JS, base) is None  # no map: nothing claimed
+
+
 PSEUDO_CARD_JS = """
 async (answer) => {
   const { renderAnswer } = await import('/evidence.js');

@@ -161,6 +161,11 @@ export function renderAnswer(answer) {
     pair("grounded", answer.grounded ? "grounded in the KG" : "not grounded", answer.grounded ? "grounded-yes" : "grounded-no");
   }
   if (typeof answer.confidence === "number") pair("confidence", answer.confidence.toFixed(2));
+  if (answer.calibration) {
+    // which map made the confidence (the KG's own examples, or the playbook's shipped map) and the score it read
+    const score = typeof answer.raw_confidence === "number" ? `; score ${answer.raw_confidence.toFixed(2)}` : "";
+    pair("calibrated by", `${answer.calibration}${score}`, "calibration");
+  }
   if (cost) pair("cost", cost, "cost");
   if (answer.model) pair("model", answer.model);
   const fallbacks = list(answer.fallbacks);
