@@ -129,6 +129,30 @@ def test_names_with_quotes_backslashes_and_accents_keep_their_exact_labels(home,
         assert hits and hits[0].iri == mint_entity_iri(EX, 'Say "Hi" Now')
 
 
+def test_a_failing_store_writer_or_label_indexer_stops_the_load_and_keeps_the_previous_kg(home, tmp_path, monkeypatch):
+    """Both run on threads of their own; what goes wrong there is raised in the load, nothing half-built stays."""
+    import kgteam.tools.backends.tantivy_index as tantivy_index
+    import kgteam.tools.loading.builder as builder
+
+    build_kg([DATA / "metaqa_small.txt"], "kg", home=home, progress=False)
+    before = dump(home / "kgs" / "kg")
+    quoted = tmp_path / "quoted.txt"
+    quoted.write_text('Say "Hi"|related_to|Plain\n', encoding="utf-8")
+    with monkeypatch.context() as m:
+        m.setattr(builder, "_NT_ESCAPES", str.maketrans({}))  # an unescaped quote: text the store cannot parse
+        with pytest.raises(LoadError, match="writing the store failed"):
+            build_kg([quoted], "kg", home=home, progress=False)
+    with monkeypatch.context() as m:
+        def broken(self, doc):
+            raise OSError("disk full")
+
+        m.setattr(tantivy_index.TantivyLabelIndexWriter, "add", broken)
+        with pytest.raises(LoadError, match="building the label index failed: disk full"):
+            build_kg([DATA / "metaqa_small.txt"], "kg", home=home, progress=False)
+    assert dump(home / "kgs" / "kg") == before
+    assert work_dirs(home) == []
+
+
 def test_pathquestion_style_tsv_with_double_tabs(home):
     m = build_kg([DATA / "pq_small.txt"], "pq", home=home, progress=False)
     assert m.format == "tsv" and m.counts.facts == 3 and m.counts.entities == 3

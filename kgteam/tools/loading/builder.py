@@ -402,7 +402,35 @@ class _Labeller:
             yield from self.lines(f"<{iri}>", kind, name)
 
 
-class _StoreLoader:
+class _FedThread:
+    """A worker thread fed through a bounded queue; its failure is raised again in the thread
+    feeding it, as a ``LoadError`` that starts with ``failure``."""
+
+    failure = "the load's worker failed"
+
+    def __init__(self, name: str, maxsize: int) -> None:
+        self.queue: queue.Queue = queue.Queue(maxsize=maxsize)
+        self.error: BaseException | None = None
+        self.thread = threading.Thread(target=self._run, name=name, daemon=True)
+
+    def _run(self) -> None:  # pragma: no cover - each worker has its own
+        raise NotImplementedError
+
+    def _send(self, item: object) -> None:
+        while True:
+            self._raise_failure(dead=not self.thread.is_alive())
+            try:
+                self.queue.put(item, timeout=0.5)
+                return
+            except queue.Full:
+                continue
+
+    def _raise_failure(self, *, dead: bool = False) -> None:
+        if self.error is not None or dead:
+            raise LoadError(f"{self.failure}: {self.error}") from self.error
+
+
+class _StoreLoader(_FedThread):
     """Hands N-Triples text, in chunks, to the store's bulk loader on a thread of its own.
 
     pyoxigraph parses and writes a chunk without holding the GIL, so the store's work overlaps
@@ -413,12 +441,11 @@ class _StoreLoader:
 
     _LINES = 200_000  # ~20 MB of text a chunk
     _MAX_CHUNKS = 2
+    failure = "writing the store failed"
 
     def __init__(self, store: ox.Store) -> None:
+        super().__init__("kg-store-load", self._MAX_CHUNKS)
         self.store = store
-        self.queue: queue.Queue[str | None] = queue.Queue(maxsize=self._MAX_CHUNKS)
-        self.error: BaseException | None = None
-        self.thread = threading.Thread(target=self._run, name="kg-store-load", daemon=True)
         self.thread.start()
 
     def load(self, lines: Iterable[str]) -> None:
@@ -430,16 +457,6 @@ class _StoreLoader:
                 chunk = []
         if chunk:
             self._send("".join(chunk))
-
-    def _send(self, item: str | None) -> None:
-        while True:
-            if self.error is not None or not self.thread.is_alive():
-                raise LoadError(f"writing the store failed: {self.error}") from self.error
-            try:
-                self.queue.put(item, timeout=0.5)
-                return
-            except queue.Full:
-                continue
 
     def _run(self) -> None:
         try:
@@ -456,8 +473,7 @@ class _StoreLoader:
         """Waits for the last chunk to be written; re-raises a loader failure."""
         self._send(None)
         self.thread.join()
-        if self.error is not None:
-            raise LoadError(f"writing the store failed: {self.error}") from self.error
+        self._raise_failure()
 
     def cancel(self) -> None:
         """Drops queued chunks and waits for the one being written (it cannot be interrupted)."""
@@ -469,7 +485,7 @@ class _StoreLoader:
         self.thread.join()
 
 
-class _IndexWorker:
+class _IndexWorker(_FedThread):
     """Builds the tantivy label index on a thread, fed in batches, so it overlaps the store load.
 
     The queue is bounded, so a slow index slows the reader down instead of piling documents up
@@ -480,16 +496,15 @@ class _IndexWorker:
 
     _BATCH = 2048
     _MAX_BATCHES = 32
+    failure = "building the label index failed"
 
     def __init__(self, folder: Path) -> None:
+        super().__init__("kg-label-index", self._MAX_BATCHES)
         self.folder = folder
-        self.queue: queue.Queue[list[LabelDoc] | None] = queue.Queue(maxsize=self._MAX_BATCHES)
         self.batch: list[LabelDoc] = []
         self.submitted = 0
         self.indexed = 0
-        self.error: BaseException | None = None
         self.cancelled = threading.Event()
-        self.thread = threading.Thread(target=self._run, name="kg-label-index", daemon=True)
         self.thread.start()
 
     def put(self, doc: LabelDoc) -> None:
@@ -498,16 +513,6 @@ class _IndexWorker:
         if len(self.batch) >= self._BATCH:
             self._send(self.batch)
             self.batch = []
-
-    def _send(self, item: list[LabelDoc] | None) -> None:
-        while True:
-            if self.error is not None or not self.thread.is_alive():
-                raise LoadError(f"building the label index failed: {self.error}") from self.error
-            try:
-                self.queue.put(item, timeout=0.5)
-                return
-            except queue.Full:
-                continue
 
     def _run(self) -> None:
         try:
@@ -535,8 +540,7 @@ class _IndexWorker:
         while self.thread.is_alive():
             rep.index(self.indexed, self.submitted)
             self.thread.join(0.2)
-        if self.error is not None:
-            raise LoadError(f"building the label index failed: {self.error}") from self.error
+        self._raise_failure()
         rep.index(self.submitted, self.submitted)
         return self.submitted
 
