@@ -396,11 +396,6 @@ class _Labeller:
         for iri, kind, name in self._unlabelled():
             yield from self.quads(ox.NamedNode(iri), kind, name)
 
-    def remaining_lines(self) -> Iterator[str]:
-        """The same as N-Triples lines."""
-        for iri, kind, name in self._unlabelled():
-            yield from self.lines(f"<{iri}>", kind, name)
-
 
 class _FedThread:
     """A worker thread fed through a bounded queue; its failure is raised again in the thread
@@ -576,8 +571,9 @@ def _build_into(tmp: Path, name: str, inputs: list[_Input], base: str, rep: _Rep
             if n_rdf == 0:  # names only: every label is known at first sight, the text goes to the bulk loader
                 loader = _StoreLoader(store)
                 try:
-                    loader.load(itertools.chain(*(_source_lines(inp, col, rep, inverse_suffix, labeller)
-                                                  for inp in inputs), labeller.remaining_lines()))
+                    # every name is labelled where it first appears: nothing is left for the end
+                    loader.load(itertools.chain.from_iterable(_source_lines(inp, col, rep, inverse_suffix, labeller)
+                                                              for inp in inputs))
                     rep.finish("writing the store")
                     loader.finish()
                 except BaseException:
