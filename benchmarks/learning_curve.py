@@ -41,17 +41,21 @@ _METRIC = re.compile(r"\b(hits1|hallucination|ece|seconds_mean|n)=([0-9.]+)")
 
 
 def topic(item: DatasetItem) -> str:
+    """What a question is about, for the split: all its topic entities together. A paraphrase of
+    the same fact names the same ones; a question about a position and a club shares no topic
+    with one about that position and a country (keyed by the first entity alone, the four
+    positions of WC2014 C would all fall on the evaluated side, leaving no example of them)."""
     if item.topic_entities:
-        t = item.topic_entities[0]
-        return (t.iri or t.label).lower()
+        return "|".join(sorted((t.iri or t.label).lower() for t in item.topic_entities))
     return item.question.lower()
 
 
-def evaluate(items: list[DatasetItem], kg: str, home: Path, work: Path) -> dict[str, float]:
-    """``kgteam eval --model none`` over ``items`` (a file of their own); its summary metrics."""
+def evaluate(items: list[DatasetItem], kg: str, home: Path, work: Path, out: Path | None = None) -> dict[str, float]:
+    """``kgteam eval --model none`` over ``items`` (a file of their own); its summary metrics (the
+    run file is ``out``, kept, when given)."""
     file = work / "eval.jsonl"
     file.write_text("".join(json.dumps(i.model_dump(exclude_none=True)) + "\n" for i in items), encoding="utf-8")
-    out = work / f"run-{time.monotonic_ns()}.jsonl"
+    out = out or work / f"run-{time.monotonic_ns()}.jsonl"
     done = subprocess.run([sys.executable, "-m", "kgteam", "eval", str(file), "--model", "none", "--kg", kg,
                            "--home", str(home), "--seed", "0", "--concurrency", "1", "--out", str(out)],
                           capture_output=True, text=True, check=False)
@@ -112,6 +116,7 @@ def main() -> None:
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--bank", type=Path, help="a JSON file of the recorded example pool: read when it exists, "
                                               "else written (recording is the slow part)")
+    ap.add_argument("--runs", type=Path, help="keep each size's run file here (run-SIZE.jsonl), to read the misses")
     args = ap.parse_args()
     work = Path(tempfile.mkdtemp(prefix="learning-curve-"))
     home = work / "home"
@@ -164,7 +169,9 @@ def main() -> None:
                 row: dict[str, object] = {"examples": size}
                 if size:
                     row.update(install(ExampleBank(examples=bank.examples[:size]), folder))
-                row.update(evaluate(evaluated, args.kg, home, work))
+                if args.runs:
+                    args.runs.mkdir(parents=True, exist_ok=True)
+                row.update(evaluate(evaluated, args.kg, home, work, args.runs / f"run-{size}.jsonl" if args.runs else None))
                 curve.append(row)
             result.update({"record_s_per_example": round(rec_s / max(1, max(sizes)), 3), "curve": curve})
     finally:

@@ -46,7 +46,8 @@ def examples(
             gold = e.readings[0] if e.readings else None
             typer.echo(json.dumps({"id": e.id, "question": e.question, "answers": e.answers,
                                    "reading": gold.model_dump(include={"entity", "steps"}) if gold else None,
-                                   "readings": len(e.readings), "candidates": len(e.candidates)},
+                                   "readings": len(e.readings), "candidates": len(e.candidates),
+                                   "join": e.join.model_dump() if e.join else None},
                                   ensure_ascii=False))
         return
     table = Table(title=f"example bank of KG '{name}' ({len(bank.examples)} examples)", box=None, header_style="dim")
@@ -56,6 +57,9 @@ def examples(
         gold = e.readings[0] if e.readings else None
         reading = (" / ".join(("^" if s.direction == "in" else "") + (s.label or s.predicate) for s in gold.steps)
                    if gold else "(none reaches the answers)")
+        if e.join is not None:  # two named entities: their join is the reading that answers
+            reading = (f"join of two entities, {'right' if e.join.right else f'F1 {e.join.f1:.2f}'} "
+                       f"(confidence {e.join.confidence:.2f})")
         answers = ", ".join(e.answers[:3]) + (" ..." if len(e.answers) > 3 else "")
         table.add_row(Text(e.id), Text(e.question), Text(reading), Text(answers))  # KG text, not markup
     Console().print(table)

@@ -187,6 +187,14 @@ def save_reader(bank: object, folder: Path, *, dry_run: bool = False) -> None:
     typer.echo(f"reader trained on {reader.stats.get('examples', 0)} examples "
                f"({reader.stats.get('features', 0)} features) in {reader.stats.get('seconds', 0.0):.2f}s"
                + ("; confidence refit on held-out readings" if reader.calibration else ""))
+    joins = reader.stats.get("joins", 0)
+    if joins:
+        typer.echo(f"{joins} examples name two entities: their joins were right {reader.stats['joins_right']:.0%} "
+                   "of the time; " + ("joins' confidence refit on them" if reader.join_calibration
+                                      else "too few to refit their confidence (30 or more are needed)"))
+    if reader.drops_topic:
+        typer.echo(f"in {reader.stats['topic_left_out']} examples the answers leave out the entity asked about "
+                   "(and in none or almost none they keep it): chains will leave it out too")
     if dry_run:
         typer.echo("dry run: nothing written")
         return

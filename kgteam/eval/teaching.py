@@ -19,10 +19,12 @@ from kgteam.eval.datasets import DatasetItem
 from kgteam.eval.metrics import Predicted, match_item
 from kgteam.eval.tuning import path_terms
 from kgteam.roles.semantic.layer import SemanticLayer, other_names
-from kgteam.roles.semantic.mentions import spot_mentions
+from kgteam.roles.semantic.mentions import Mention, spot_mentions
 from kgteam.roles.semantic.reader import masked_words, mean_strength
+from kgteam.roles.semantic.shape import read_shape
+from kgteam.roles.semantic.shaped import ShapedReader, mask_mentions, not_shape_words
 from kgteam.roles.semantic.text import tokenize
-from kgteam.tools.example_bank import BankStep, Candidate, Example, ExampleBank
+from kgteam.tools.example_bank import BankStep, Candidate, Example, ExampleBank, JoinRecord
 from kgteam.tools.types import ToolError
 
 
@@ -86,12 +88,16 @@ async def record_example(layer: SemanticLayer, item: DatasetItem, *, candidates:
         terms = await path_terms(layer.tools, path)
         if not terms:
             continue  # the layer drops a reading that answers nothing
+        others = [t for t in terms if t.value != path.entity]
+        without = round(await _overlap(layer, item, others, gold_values), 4) if len(others) < len(terms) else None
         example.candidates.append(Candidate(
             entity=path.entity, mention=mention.text, words=words, literal_end=path.literal_end,
             steps=[BankStep(predicate=s.predicate, direction=s.direction, label=s.label) for s in path.steps],
             hand=round(score.score, 5), support=round(score.support, 5), unexplained=round(score.unexplained, 5),
             strength=round(mean_strength(score), 5), f1=round(await _overlap(layer, item, terms, gold_values), 4),
-            answers_key=answers_key(terms)))
+            answers_key=answers_key(terms), f1_without_topic=without))
+    if len(mentions) >= 2:
+        example.join = await _join(layer, item, mentions, gold_values)
     best = max((c.f1 for c in example.candidates), default=0.0)
     for c in example.candidates:
         c.gold = best > 0 and c.f1 >= best - 1e-9
@@ -99,6 +105,25 @@ async def record_example(layer: SemanticLayer, item: DatasetItem, *, candidates:
     if gold:
         example.mention = gold[0].mention
     return example
+
+
+async def _join(layer: SemanticLayer, item: DatasetItem, mentions: list[Mention],
+                gold_values: set[str] | None) -> JoinRecord | None:
+    """The shape reader's join of the question's two named entities, read as Triad's generalist
+    reads it (the hand scorer's paths), with its answers' overlap; None when it reads no join."""
+    question = item.question
+    mentions = not_shape_words(mentions, read_shape(question))
+    reader = ShapedReader(layer.tools, layer.similarity)
+    spans = await reader.class_word_spans(question, read_shape(mask_mentions(question, mentions)))
+    paths = await layer.rank(question, mentions, exclude=spans)
+    reading = await reader.read(question, paths, mentions)
+    if reading is None or not reading.join:
+        return None
+    res = await layer.tools["run_sparql"](reading.sparql, limit=1000)
+    var = reading.graph.answer[0].name
+    terms = [row[var] for row in res.rows if var in row]
+    confidence = reading.kg_map.raw if reading.kg_map is not None else reading.confidence
+    return JoinRecord(confidence=round(confidence, 4), f1=round(await _overlap(layer, item, terms, gold_values), 4))
 
 
 async def record_bank(layer: SemanticLayer, items: Sequence[DatasetItem], *, candidates: int = 30,

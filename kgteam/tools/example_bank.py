@@ -51,7 +51,25 @@ class Candidate(BaseModel):
     strength: float = 0.0  # mean p(label | word) of the named steps (embedding similarity)
     f1: float = 0.0  # overlap of its answers with the gold answers
     answers_key: str = ""  # a digest of its answers: readings that answer alike are not rivals ("": unknown)
+    # its F1 without the topic entity, when the topic is among its answers ("the directors of the films
+    # X wrote" reaches X): whether the KG's examples count the topic as an answer is learned from these
+    f1_without_topic: float | None = None
     gold: bool = False  # one of the best-overlapping readings: what the question meant
+
+
+class JoinRecord(BaseModel):
+    """What the shape reader's join of an example's two named entities gave (the hand scorer's
+    readings, as at run time): its confidence before any map, and how its answers overlap the gold."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    confidence: float
+    f1: float = 0.0
+
+    @property
+    def right(self) -> bool:
+        """Exactly the gold answers: a partly right set is a wrong answer when stated."""
+        return self.f1 >= 1.0 - 1e-9
 
 
 class Example(BaseModel):
@@ -63,6 +81,7 @@ class Example(BaseModel):
     sparql: str | None = None  # the gold query, when the example came with one
     mention: str = ""  # the question's topic mention the gold reading starts from
     candidates: list[Candidate] = Field(default_factory=list)
+    join: JoinRecord | None = None  # a question naming two entities: their join's confidence and overlap
 
     @property
     def readings(self) -> list[Candidate]:

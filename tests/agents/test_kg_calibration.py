@@ -94,3 +94,31 @@ def test_the_kgs_map_never_says_more_than_its_ceiling(atelier_home, tmp_path):
     assert taught.text == "Maren Holt" and taught.calibration == "examples of KG 'atelier'"
     assert platt(taught.raw_confidence, steep) > 0.95  # what the map alone would have said
     assert taught.confidence == KG_MAP_CEILING
+
+
+JOIN_MAP = (1.0, 3.0)  # a map fitted on joins that were all right: lifts a join's confidence
+
+
+def test_a_join_passes_the_kgs_join_map_when_the_bank_recorded_joins(atelier_home, tmp_path):
+    shipped = resolve_calibration("auto", playbook="triad", model="none")
+    shutil.copytree(atelier_home / "kgs" / "atelier", tmp_path / "kgs" / "atelier")
+    write_json(TrainedReader({}, calibration=MAP, join_calibration=JOIN_MAP, kg="atelier").to_json(),
+               tmp_path / "kgs" / "atelier" / READER_FILE)
+    plain = _ask(atelier_home, JOIN)
+    joined = _ask(tmp_path, JOIN)
+    assert joined.text == plain.text == "Caspar Wren"
+    assert plain.calibration == shipped.name
+    assert joined.calibration == "examples of KG 'atelier', joins"
+    assert joined.raw_confidence == plain.raw_confidence  # the same join, read the same way ...
+    assert joined.confidence == pytest.approx(min(KG_MAP_CEILING, platt(joined.raw_confidence, JOIN_MAP)), abs=1e-3)
+
+
+@pytest.mark.parametrize("playbook", ["triad", "kerag"])
+def test_a_kg_whose_examples_leave_the_topic_out_answers_chains_without_it(atelier_home, tmp_path, playbook):
+    question = "Who has a bench at the workshop that was started by Maren Holt?"
+    shutil.copytree(atelier_home / "kgs" / "atelier", tmp_path / "kgs" / "atelier")
+    write_json(TrainedReader({}, drops_topic=True, kg="atelier").to_json(), tmp_path / "kgs" / "atelier" / READER_FILE)
+    plain = _ask(atelier_home, question, playbook)
+    taught = _ask(tmp_path, question, playbook)
+    assert {v.label for v in plain.values} == {"Maren Holt", "Jonas Pike"}  # she works there too
+    assert [v.label for v in taught.values] == ["Jonas Pike"]

@@ -209,3 +209,91 @@ def test_a_question_naming_two_entities_is_left_to_the_hand_scorer():
     taught = train(_unnamed(10))
     joined = examples[10]
     assert top_reading(taught, joined) == top_reading(None, joined)  # a taught reader leaves it alone too
+
+
+TOPIC_BACK = "Who has a bench at the workshop started by Maren Holt?"  # reaches Maren Holt herself
+
+
+async def test_the_bank_records_how_a_reading_does_without_its_topic(atelier_tools):
+    item = DatasetItem(id="bench-1", question=TOPIC_BACK, answers=[GoldAnswer(label="Jonas Pike", iri=A + "JonasPike")])
+    example = await record_example(SemanticLayer(atelier_tools.toolbox(), reader=None), item)
+    back = [c for c in example.candidates if [s.predicate for s in c.steps] == [A + "startedBy", A + "benchAt"]]
+    assert back and back[0].f1 == pytest.approx(2 / 3, abs=1e-3) and back[0].f1_without_topic == 1.0
+    assert all(c.f1_without_topic is None for c in example.candidates if len(c.steps) == 1)  # they never reach her
+    assert example.join is None  # one named entity: no join to record
+
+
+def _topic_back(n: int, *, kept: int = 0) -> list[Example]:
+    """Examples whose best reading also reaches its topic: the gold leaves the topic out, except in
+    the last ``kept`` of them."""
+    out = []
+    for t in range(n):
+        in_gold = t >= n - kept
+        c = Candidate(entity=f"e{t}", words=["who", "<e>"], hand=0.5, steps=[BankStep(predicate="p", direction="out")],
+                      f1=1.0 if in_gold else 0.5, f1_without_topic=0.5 if in_gold else 1.0, gold=True)
+        out.append(Example(id=f"b{t}", question=f"who T{t}", candidates=[c]))
+    return out
+
+
+def test_examples_that_leave_the_topic_out_teach_chains_to_leave_it_out():
+    from kgteam.roles.semantic.reader import TOPIC_EVIDENCE, teach
+
+    assert teach(_topic_back(10))[0].drops_topic
+    assert not teach(_topic_back(TOPIC_EVIDENCE - 1))[0].drops_topic  # too few to tell
+    assert not teach(_topic_back(10, kept=3))[0].drops_topic  # some examples count the topic: keep it
+    assert not teach(_synthetic(6, 2))[0].drops_topic  # no reading reaches its topic: nothing learned
+    reader = teach(_topic_back(10))[0]
+    assert TrainedReader.from_json(reader.to_json()).drops_topic
+
+
+async def test_a_recorded_join_fits_the_kgs_map_for_joins(atelier_tools):
+    from kgteam.roles.semantic.reader import teach
+    from kgteam.tools.example_bank import JoinRecord
+
+    item = DatasetItem(id="join-1", question="Which maker has a bench at Greywater Pottery and is a native of Ostrand?",
+                       answers=[GoldAnswer(label="Caspar Wren", iri=A + "CasparWren")])
+    example = await record_example(SemanticLayer(atelier_tools.toolbox(), reader=None), item)
+    assert example.join is not None and example.join.right and 0.0 < example.join.confidence <= 1.0
+    few = [example.model_copy(update={"id": f"j{i}"}) for i in range(29)]
+    assert teach(few)[0].join_calibration is None  # under 30 joins: no map
+    right = [Example(id=f"r{i}", question="q", join=JoinRecord(confidence=0.4, f1=1.0)) for i in range(30)]
+    lots = [Example(id=f"s{i}", question="q", join=JoinRecord(confidence=0.4, f1=1.0)) for i in range(300)]
+    from kgteam.protocols.payloads import platt
+
+    thirty, three_hundred = teach(right)[0], teach(lots)[0]
+    assert thirty.join_calibration and three_hundred.join_calibration  # all right: fitted all the same
+    assert 0.5 < platt(0.4, thirty.join_calibration) < platt(0.4, three_hundred.join_calibration) < 1.0
+    wrong = [Example(id=f"w{i}", question="q", join=JoinRecord(confidence=0.4, f1=0.5)) for i in range(40)]
+    assert platt(0.4, teach(wrong)[0].join_calibration) < 0.4  # partly right sets are wrong answers
+    assert TrainedReader.from_json(thirty.to_json()).join_calibration == thirty.join_calibration
+
+
+def test_tune_records_the_joins_of_examples_naming_two_entities(atelier_home, tmp_path):
+    from pathlib import Path
+
+    shutil.copytree(atelier_home / "kgs" / "atelier", tmp_path / "kgs" / "atelier")
+    joins = Path(__file__).resolve().parents[1] / "data" / "kgs" / "atelier" / "joins.jsonl"
+    runner = CliRunner()
+    done = runner.invoke(app, ["tune", "atelier", "--examples", str(joins), "--home", str(tmp_path), "-q",
+                               "--no-lexicon"])
+    assert done.exit_code == 0, done.output
+    listed = runner.invoke(app, ["examples", "atelier", "--home", str(tmp_path), "--json"])
+    rows = [json.loads(line) for line in listed.output.splitlines()]
+    recorded = [r for r in rows if r["join"]]
+    assert len(recorded) >= len(rows) // 2  # most of them read as a join
+    assert sum(r["join"]["f1"] == 1.0 for r in recorded) >= len(recorded) // 2
+    assert f"{len(recorded)} examples name two entities" in done.output
+    assert "too few to refit their confidence" in done.output  # 12 examples: no map
+    table = runner.invoke(app, ["examples", "atelier", "--home", str(tmp_path)], env={"COLUMNS": "240"})
+    assert "join of two entities" in table.output
+
+
+def test_leaving_the_topic_out_changes_which_reading_was_right():
+    from kgteam.roles.semantic.reader import without_topic
+
+    back = Candidate(entity="e", words=["who", "<e>"], hand=0.5, steps=[BankStep(predicate="p", direction="out")],
+                     f1=0.5, f1_without_topic=1.0)
+    around = Candidate(entity="e", words=["who", "<e>"], hand=0.4, steps=[BankStep(predicate="q", direction="out")],
+                       f1=1.0, gold=True)
+    (read,) = without_topic([Example(id="x", question="who e", candidates=[back, around])])
+    assert [c.gold for c in read.candidates] == [True, True] and read.candidates[0].f1 == 1.0

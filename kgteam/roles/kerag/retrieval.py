@@ -54,8 +54,8 @@ def _pair_combine(question: str, a: TopicMention, b: TopicMention) -> Combine:
 
 # ------------------------------------------------------------------------------ retrieval
 
-async def _answers(tools: Any, path: RelationPath) -> list[dict[str, Any]]:
-    res = await tools["run_sparql"](path_query(path), limit=ANSWER_LIMIT)
+async def _answers(tools: Any, path: RelationPath, drop_topic: bool) -> list[dict[str, Any]]:
+    res = await tools["run_sparql"](path_query(path, drop_topic=drop_topic), limit=ANSWER_LIMIT)
     var = f"x{len(path.steps)}"
     return [row[var].model_dump(exclude_none=True) for row in res.rows if var in row]
 
@@ -132,6 +132,7 @@ async def retrieve(layer: SemanticLayer, question: str, topics: Sequence[TopicMe
     # Y" is not Y); a loose topic is as likely a relation word, so its entities may still be answers
     named_elsewhere = {t.text: {iri for o in topics if o.text != t.text and o.firm for iri in o.iris} for t in topics}
     executed: list[tuple[PlannedPath, PathScore, RelationPath, list[dict[str, Any]]]] = []
+    drop_topic = layer.reader is not None and layer.reader.drops_topic
     for path, score in scored:
         slot = (path.mention, len(path.steps) if several else 0)
         if runs.get(slot, 0) >= limits.executed:
@@ -139,7 +140,7 @@ async def retrieve(layer: SemanticLayer, question: str, topics: Sequence[TopicMe
         runs[slot] = runs.get(slot, 0) + 1
         rel = relation_path(path)
         try:
-            answers = await _answers(tools, rel)
+            answers = await _answers(tools, rel, drop_topic)
         except ToolError:
             continue
         answers = [a for a in answers if a.get("value") not in named_elsewhere.get(path.mention, set())]
@@ -153,7 +154,7 @@ async def retrieve(layer: SemanticLayer, question: str, topics: Sequence[TopicMe
         scored_path = with_score(path, score)
         ranked.append(RankedPath(entity=path.entity, mention=path.mention, steps=scored_path.steps,
                                  score=scored_path.score, support=round(score.support, 4), answers=answers,
-                                 sparql=path_query(rel), learned_from=score.learned_from,
+                                 sparql=path_query(rel, drop_topic=drop_topic), learned_from=score.learned_from,
                                  calibration=calibration, calibration_name=map_name))
     # a single path leaves the question's other firm topics unexplained: it answers without them
     weight = layer.settings.scoring.unexplained_weight

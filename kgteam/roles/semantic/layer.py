@@ -241,7 +241,7 @@ class SemanticLayer:
         executed = 0
         for path, score, mention in scored[:keep]:
             rp = _ranked(path, score, mention, self.reader)
-            rp.sparql = path_query(path)
+            rp.sparql = path_query(path, drop_topic=self.reader is not None and self.reader.drops_topic)
             if executed < self.settings.executed:
                 executed += 1
                 try:

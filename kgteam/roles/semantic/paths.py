@@ -58,13 +58,14 @@ class RelationPath:
 
 
 def chain_graph(entity: str, steps: Sequence[tuple[str, str]], *, all_vars: bool = False,
-                prefix: str = "x", names: Sequence[str] | None = None) -> QueryGraph:
+                prefix: str = "x", names: Sequence[str] | None = None, drop_topic: bool = False) -> QueryGraph:
     """A chain of ``(predicate, direction)`` steps from ``entity`` as a query graph: chains are one
     case of the query graph, compiled by the one builder.
 
     A step that walks the previous one back ("bridges of X's builder" -> "other bridges of that
     builder") excludes the node it came from: asking what *else* shares it. Otherwise the topic
-    itself is a fair answer ("the child of X's parent" may be X).
+    itself is a fair answer ("the child of X's parent" may be X), unless ``drop_topic``: a KG whose
+    examples never count it (``TrainedReader.drops_topic``).
     """
     names = list(names) if names is not None else [f"{prefix}{i}" for i in range(1, len(steps) + 1)]
     nodes: list[Iri | Var] = [Iri(iri=entity), *(Var(name=n) for n in names)]
@@ -72,6 +73,9 @@ def chain_graph(entity: str, steps: Sequence[tuple[str, str]], *, all_vars: bool
                else Triple(subject=nodes[i], predicate=Iri(iri=pred), object=nodes[i - 1])
                for i, (pred, direction) in enumerate(steps, start=1)]
     filters = [Compare(left=nodes[i], op="!=", right=nodes[i - 2]) for i in walked_back(list(steps))]
+    last = Compare(left=nodes[-1], op="!=", right=nodes[0])
+    if drop_topic and len(steps) >= 2 and last not in filters:
+        filters.append(last)
     answer = [n for n in nodes[1:] if isinstance(n, Var)] if all_vars else [nodes[-1]]
     return QueryGraph(answer=answer, where=Group(triples=triples, filters=filters),  # type: ignore[arg-type]
                       topics=[entity])
@@ -83,10 +87,10 @@ def chain_patterns(entity: str, steps: tuple[PathStep, ...] | list[PathStep], *,
     return group(graph.where.model_copy(update={"filters": []}))
 
 
-def path_query(path: RelationPath, *, all_vars: bool = False) -> str:
+def path_query(path: RelationPath, *, all_vars: bool = False, drop_topic: bool = False) -> str:
     """SELECT of the path's end values (every chain variable with ``all_vars``), through the builder."""
     return compile_query(chain_graph(path.entity, [(s.predicate, s.direction) for s in path.steps],
-                                     all_vars=all_vars))
+                                     all_vars=all_vars, drop_topic=drop_topic))
 
 
 def walked_back(steps: Sequence[tuple[str, str]]) -> list[int]:

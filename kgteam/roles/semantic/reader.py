@@ -117,11 +117,22 @@ class TrainedReader:
     calibration: tuple[float, float] | None = None  # Platt (a, b) on the logit of the confidence
     stats: dict[str, Any] = field(default_factory=dict)
     kg: str | None = None  # the KG whose examples taught it (named on the answers its map calibrates)
+    # Platt (a, b) for the join of two named entities (the shape reader's, which the reader does not
+    # score): fitted on the examples' recorded joins, whose confidence no training changes
+    join_calibration: tuple[float, float] | None = None
+    # the KG's examples never count a chain's topic among its answers ("the directors of the films
+    # X wrote" leaves X out): chains leave it out too
+    drops_topic: bool = False
 
     @property
     def map_name(self) -> str | None:
         """The name answers give this reader's confidence map (None: it has none)."""
         return kg_map_name(self.kg) if self.calibration is not None else None
+
+    @property
+    def join_map_name(self) -> str | None:
+        """The name answers give the joins' map (None: there is none)."""
+        return f"{kg_map_name(self.kg)}, joins" if self.join_calibration is not None else None
 
     def correction(self, view: ReadingView) -> float:
         if not one_topic(view.words):  # as ReaderScorer: the hand scorer's alone
@@ -157,15 +168,18 @@ class TrainedReader:
         return {"version": FEATURES_VERSION, "weights": {k: round(v, 5) for k, v in self.weights.items()
                                                          if abs(v) >= 1e-5},
                 "taught": self.taught, "calibration": list(self.calibration) if self.calibration else None,
-                "stats": self.stats}
+                "join_calibration": list(self.join_calibration) if self.join_calibration else None,
+                "drops_topic": self.drops_topic, "stats": self.stats}
 
     @classmethod
     def from_json(cls, data: dict[str, Any]) -> TrainedReader:
-        cal = data.get("calibration")
+        cal, join = data.get("calibration"), data.get("join_calibration")
         return cls(weights={str(k): float(v) for k, v in data["weights"].items()},
                    taught={str(k): list(v) for k, v in (data.get("taught") or {}).items()},
                    calibration=(float(cal[0]), float(cal[1])) if cal else None, stats=dict(data.get("stats") or {}),
-                   kg=str(data["kg"]) if data.get("kg") else None)
+                   kg=str(data["kg"]) if data.get("kg") else None,
+                   join_calibration=(float(join[0]), float(join[1])) if join else None,
+                   drops_topic=bool(data.get("drops_topic", False)))
 
 
 def _usable(examples: Sequence[Example]) -> list[Example]:
@@ -309,12 +323,14 @@ def cross_fit(examples: Sequence[Example], k: int = 5, seed: int = 0) -> HeldOut
 
 
 def fit_calibration(pairs: Sequence[tuple[float, bool]], iterations: int = 100,
-                    ridge: float = 5.0) -> tuple[float, float] | None:
-    """Platt scaling of the logit of the confidence on cross-fitted pairs (None: too few or one-sided).
+                    ridge: float = 5.0, *, one_sided: bool = False) -> tuple[float, float] | None:
+    """Platt scaling of the logit of the confidence on cross-fitted pairs (None: too few, or
+    one-sided unless ``one_sided``: then the pull towards the identity map is what bounds it, so
+    30 right of 30 say less than 300 of 300).
 
     The logits are clipped to +-7 (a confidence of 0 or 1 says "far", not "infinitely far") and the
     Newton steps are damped, so pairs the confidence separates perfectly cannot blow the map up."""
-    if len(pairs) < 30 or all(r for _, r in pairs) or not any(r for _, r in pairs):
+    if len(pairs) < 30 or (not one_sided and (all(r for _, r in pairs) or not any(r for _, r in pairs))):
         return None
     x = np.array([clipped_logit(p) for p, _ in pairs])
     y = np.array([1.0 if r else 0.0 for _, r in pairs])
@@ -331,13 +347,62 @@ def fit_calibration(pairs: Sequence[tuple[float, bool]], iterations: int = 100,
     return float(round(a, 4)), float(round(b, 4))
 
 
+# examples that must show the topic left out, and the most share of examples that may show it kept
+TOPIC_EVIDENCE = 3
+TOPIC_KEPT_SHARE = 0.1
+
+
+def topic_counts(examples: Sequence[Example]) -> tuple[int, int]:
+    """How many examples' best reading gets closer to the gold answers without the topic entity,
+    and how many get further: a KG whose question writers never count the topic (MetaQA's "the
+    directors of the films X wrote" leaves out X when X directed one) shows only the first."""
+    dropped = kept = 0
+    for e in examples:
+        if not e.candidates:
+            continue
+        with_topic = max(c.f1 for c in e.candidates)
+        without = max(c.f1 if c.f1_without_topic is None else c.f1_without_topic for c in e.candidates)
+        dropped += without > with_topic + 1e-9
+        kept += without < with_topic - 1e-9
+    return dropped, kept
+
+
+def without_topic(examples: Sequence[Example]) -> list[Example]:
+    """The examples as a KG that leaves the topic out reads them: each reading scored by its
+    answers less its topic, and the best of those marked right (the chain "directed by, then
+    written by" reaches the gold once the director herself is left out)."""
+    out = []
+    for e in examples:
+        if all(c.f1_without_topic is None for c in e.candidates):
+            out.append(e)
+            continue
+        cands = [c.model_copy(update={"f1": c.f1_without_topic}) if c.f1_without_topic is not None else c
+                 for c in e.candidates]
+        best = max(c.f1 for c in cands)
+        out.append(e.model_copy(update={"candidates": [c.model_copy(update={"gold": best > 0 and c.f1 >= best - 1e-9})
+                                                       for c in cands]}))
+    return out
+
+
 def teach(examples: Sequence[Example], *, k: int = 5, seed: int = 0) -> tuple[TrainedReader, HeldOut]:
-    """The reader trained on every example, with its cross-fitted held-out score and confidence map."""
+    """The reader trained on every example, with its cross-fitted held-out score and confidence map.
+    Whether the KG leaves a chain's topic out of its answers is decided first: it changes which
+    readings were right."""
+    dropped, kept = topic_counts(examples)
+    drops = dropped >= TOPIC_EVIDENCE and kept <= TOPIC_KEPT_SHARE * (dropped + kept)
+    if drops:
+        examples = without_topic(examples)
     held = cross_fit(examples, k, seed) if len(examples) >= 2 * k else HeldOut()
     reader = train(examples)
+    reader.drops_topic = drops
     reader.calibration = fit_calibration(held.pairs)
+    joins = [(e.join.confidence, e.join.right) for e in examples if e.join is not None]
+    reader.join_calibration = fit_calibration(joins, one_sided=True)
     reader.stats.update({"held_out": held.scored, "held_out_hand_hits1": round(held.hand_rate, 4),
-                         "held_out_reader_hits1": round(held.reader_rate, 4)})
+                         "held_out_reader_hits1": round(held.reader_rate, 4),
+                         "topic_left_out": dropped, "topic_kept": kept})
+    if joins:
+        reader.stats.update({"joins": len(joins), "joins_right": round(sum(r for _, r in joins) / len(joins), 4)})
     return reader, held
 
 
@@ -376,6 +441,12 @@ class ReaderScorer(QuestionScorer):
 
 
 _PARSED: dict[int, tuple[dict[str, Any], TrainedReader]] = {}
+
+
+def drops_topic(tools: Any) -> bool:
+    """Whether the KG's examples taught its chains to leave their topic out of the answers."""
+    reader = reader_of(getattr(tools, "reader", None))
+    return reader is not None and reader.drops_topic
 
 
 def reader_of(data: Any) -> TrainedReader | None:

@@ -36,6 +36,7 @@ from kgteam.protocols.payloads import (
     RelationPaths,
     path_belief,
     path_confidence,
+    platt,
 )
 from kgteam.protocols.query_graph import (
     RDF_TYPE,
@@ -54,6 +55,7 @@ from kgteam.protocols.query_graph import (
     Var,
 )
 from kgteam.roles.semantic.paths import NAMING_PREDICATES, chain_graph
+from kgteam.roles.semantic.reader import reader_of
 from kgteam.roles.semantic.scoring import lexical_similarity
 from kgteam.roles.semantic.shape import ShapeReading, read_shape
 from kgteam.roles.semantic.text import normalise, singular, tokenize
@@ -101,6 +103,7 @@ class ShapedReading:
     evidence_graph: QueryGraph | None = None  # SELECT of the set an aggregate counted or ordered
     guess_only: bool = False  # no reading fits the kind asked for: the best one is a guess
     kg_map: KGMapped | None = None  # ``confidence`` is one path's, through the KG's own map, unchanged
+    join: bool = False  # the join of the question's two named entities (what a KG's join map calibrates)
 
     @property
     def sparql(self) -> str:
@@ -232,7 +235,7 @@ class ShapedReader:
         if _two_topics(shape, mentions):
             joined = await self._intersection(paths, mentions, kind)
             if joined is not None:
-                return joined
+                return self._join_mapped(joined)
         return await self._kind_checked(paths, kind, explicit=_explicit_kind(question, shape, klass))
 
     # ------------------------------------------------------------------ classes
@@ -686,6 +689,18 @@ class ShapedReader:
         (m1, _), (m2, _) = sides
         return ShapedReading(graph, await self._pair_confidence(pairs, kind, mentions, sides), f"{m1}: {a.explain()} AND {m2}: "
                              f"{b.explain()}", [*a.steps, *b.steps], a.key + "&" + b.key)
+
+    def _join_mapped(self, joined: ShapedReading) -> ShapedReading:
+        """A join, through the map fitted on the KG's recorded joins when its bank has one (a
+        count or an order over a join keeps the playbook's map: only plain joins were recorded)."""
+        joined.join = True
+        reader = reader_of(getattr(self.tools, "reader", None))
+        if reader is None or reader.join_calibration is None:
+            return joined
+        raw = joined.confidence
+        joined.confidence = round(platt(raw, reader.join_calibration), 4)
+        joined.kg_map = KGMapped(raw=raw, name=reader.join_map_name or "")
+        return joined
 
     def _sides(self, paths: RelationPaths, mentions: Sequence[Any]) -> tuple[tuple[str, list[RankedPath]], ...]:
         """The first two topics' paths in question order, each without paths that read the other

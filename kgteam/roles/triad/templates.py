@@ -106,14 +106,15 @@ class Binding:
     direction: str = "out"  # "out": source -> target; "in": target -> source
 
 
-def build_query(chain: Chain, entity_iri: str, relations: list[Binding], *, all_vars: bool = False) -> str:
+def build_query(chain: Chain, entity_iri: str, relations: list[Binding], *, all_vars: bool = False,
+                drop_topic: bool = False) -> str:
     """A runnable SELECT for ``chain`` with the given entity and relations (one per step), built as a
     query graph and compiled by the one builder (with the template's own variable names)."""
     if len(relations) != chain.hops:
         raise ValueError(f"need {chain.hops} relation(s), got {len(relations)}")
     names = [step.target.lstrip("?") for step in chain.steps]
     return compile_query(chain_graph(entity_iri, [(rel.iri, rel.direction) for rel in relations], all_vars=all_vars,
-                                     names=names))
+                                     names=names, drop_topic=drop_topic))
 
 
 def relation_bindings(chain: Chain, relations: list[Binding]) -> list[RelationBinding]:
