@@ -56,6 +56,7 @@ def evaluate(items: list[DatasetItem], kg: str, home: Path, work: Path, out: Pat
     file = work / "eval.jsonl"
     file.write_text("".join(json.dumps(i.model_dump(exclude_none=True)) + "\n" for i in items), encoding="utf-8")
     out = out or work / f"run-{time.monotonic_ns()}.jsonl"
+    out.unlink(missing_ok=True)  # a kept run file of an earlier call is not resumed
     done = subprocess.run([sys.executable, "-m", "kgteam", "eval", str(file), "--model", "none", "--kg", kg,
                            "--home", str(home), "--seed", "0", "--concurrency", "1", "--out", str(out)],
                           capture_output=True, text=True, check=False)
@@ -147,7 +148,8 @@ def main() -> None:
                                 "note": "fold metrics averaged, weighted by n (ECE too)"}]
         else:
             # the evaluated questions are the set's usual sample (``kgteam eval --limit N --seed S``);
-            # the examples come from the rest of the set (or --examples-from), sharing no topic with them
+            # the examples come from the rest of the set (or --examples-from), none about the same topic
+            # entities as one of them (see topic())
             evaluated = sample(items, args.limit, args.seed)
             seen = {topic(i) for i in evaluated}
             pool = [i for i in (load_dataset(args.examples_from) if args.examples_from else items)

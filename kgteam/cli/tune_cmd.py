@@ -173,6 +173,13 @@ def _teach(name: str, home: Path | None, items: list, lexicon: object, *, replac
                f"the bank holds {len(bank.examples)} ({time.perf_counter() - started:,.1f}s)")
 
 
+_CONVENTION_SAID = {
+    "no_topic": "without the entity asked about",
+    "free_walks": "with walks back to the node a step came from",
+    "free_walks_no_topic": "without the entity asked about and with walks back to the node a step came from",
+}
+
+
 def save_reader(bank: object, folder: Path, *, dry_run: bool = False) -> None:
     """Train the reader on ``bank``, say its cross-fitted held-out score, and write bank and reader."""
     from kgteam.roles.semantic.reader import teach
@@ -189,12 +196,13 @@ def save_reader(bank: object, folder: Path, *, dry_run: bool = False) -> None:
                + ("; confidence refit on held-out readings" if reader.calibration else ""))
     joins = reader.stats.get("joins", 0)
     if joins:
-        typer.echo(f"{joins} examples name two entities: their joins were right {reader.stats['joins_right']:.0%} "
+        typer.echo(f"{joins} examples were read as a join of two entities: their joins were right {reader.stats['joins_right']:.0%} "
                    "of the time; " + ("joins' confidence refit on them" if reader.join_calibration
                                       else "too few to refit their confidence (30 or more are needed)"))
-    if reader.drops_topic:
-        typer.echo(f"in {reader.stats['topic_left_out']} examples the answers leave out the entity asked about "
-                   "(and in none or almost none they keep it): chains will leave it out too")
+    if reader.convention != "default":
+        better, worse = reader.stats["conventions"][reader.convention]
+        typer.echo(f"the examples count a chain's answers {_CONVENTION_SAID[reader.convention]} ({better} examples "
+                   f"read better so, {worse} worse): chains on this KG will too")
     if dry_run:
         typer.echo("dry run: nothing written")
         return

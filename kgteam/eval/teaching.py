@@ -20,6 +20,7 @@ from kgteam.eval.metrics import Predicted, match_item
 from kgteam.eval.tuning import path_terms
 from kgteam.roles.semantic.layer import SemanticLayer, other_names
 from kgteam.roles.semantic.mentions import Mention, spot_mentions
+from kgteam.roles.semantic.paths import CHAIN_CONVENTIONS, RelationPath, walked_back
 from kgteam.roles.semantic.reader import masked_words, mean_strength
 from kgteam.roles.semantic.shape import read_shape
 from kgteam.roles.semantic.shaped import ShapedReader, mask_mentions, not_shape_words
@@ -66,6 +67,24 @@ async def _overlap(layer: SemanticLayer, item: DatasetItem, terms: list[Any], go
     return 2 * precision * recall / (precision + recall)
 
 
+async def _f1_under(layer: SemanticLayer, item: DatasetItem, path: RelationPath, terms: list[Any],
+                    gold_values: set[str] | None) -> dict[str, float]:
+    """The reading's F1 under each other chain convention that changes its answers (a second query
+    only for a path that walks a step back)."""
+    free = terms
+    if walked_back([(s.predicate, s.direction) for s in path.steps]):
+        free = await path_terms(layer.tools, path, CHAIN_CONVENTIONS["free_walks"]) or []
+    out: dict[str, float] = {}
+    seen = {t.value for t in terms}
+    for name, convention in CHAIN_CONVENTIONS.items():
+        got = free if convention.free_walks else terms
+        if convention.drop_topic:
+            got = [t for t in got if t.value != path.entity]
+        if {t.value for t in got} != seen:
+            out[name] = round(await _overlap(layer, item, got, gold_values), 4)
+    return out
+
+
 def answers_key(terms: Sequence[Any]) -> str:
     """A short digest of a reading's answers (readings that answer alike are not rivals)."""
     return hashlib.blake2b("\n".join(sorted({t.value for t in terms})).encode(), digest_size=8).hexdigest()
@@ -88,14 +107,13 @@ async def record_example(layer: SemanticLayer, item: DatasetItem, *, candidates:
         terms = await path_terms(layer.tools, path)
         if not terms:
             continue  # the layer drops a reading that answers nothing
-        others = [t for t in terms if t.value != path.entity]
-        without = round(await _overlap(layer, item, others, gold_values), 4) if len(others) < len(terms) else None
+        under = await _f1_under(layer, item, path, terms, gold_values)
         example.candidates.append(Candidate(
             entity=path.entity, mention=mention.text, words=words, literal_end=path.literal_end,
             steps=[BankStep(predicate=s.predicate, direction=s.direction, label=s.label) for s in path.steps],
             hand=round(score.score, 5), support=round(score.support, 5), unexplained=round(score.unexplained, 5),
             strength=round(mean_strength(score), 5), f1=round(await _overlap(layer, item, terms, gold_values), 4),
-            answers_key=answers_key(terms), f1_without_topic=without))
+            answers_key=answers_key(terms), f1_under=under))
     if len(mentions) >= 2:
         example.join = await _join(layer, item, mentions, gold_values)
     best = max((c.f1 for c in example.candidates), default=0.0)
@@ -115,11 +133,14 @@ async def _join(layer: SemanticLayer, item: DatasetItem, mentions: list[Mention]
     mentions = not_shape_words(mentions, read_shape(question))
     reader = ShapedReader(layer.tools, layer.similarity)
     spans = await reader.class_word_spans(question, read_shape(mask_mentions(question, mentions)))
-    paths = await layer.rank(question, mentions, exclude=spans)
-    reading = await reader.read(question, paths, mentions)
-    if reading is None or not reading.join:
+    try:
+        paths = await layer.rank(question, mentions, exclude=spans)
+        reading = await reader.read(question, paths, mentions)
+        if reading is None or not reading.join:
+            return None
+        res = await layer.tools["run_sparql"](reading.sparql, limit=1000)
+    except ToolError:  # the example's readings are recorded all the same, without its join
         return None
-    res = await layer.tools["run_sparql"](reading.sparql, limit=1000)
     var = reading.graph.answer[0].name
     terms = [row[var] for row in res.rows if var in row]
     confidence = reading.kg_map.raw if reading.kg_map is not None else reading.confidence

@@ -21,7 +21,7 @@ from kgteam.eval.datasets import DatasetItem
 from kgteam.eval.metrics import Predicted, match_item
 from kgteam.roles.semantic.layer import SemanticLayer
 from kgteam.roles.semantic.mentions import spot_mentions
-from kgteam.roles.semantic.paths import RelationPath, path_query, walked_back
+from kgteam.roles.semantic.paths import PLAIN, ChainConvention, RelationPath, path_query, walked_back
 from kgteam.roles.semantic.scoring import PathScore
 from kgteam.roles.semantic.text import WH_WORDS, content_units
 from kgteam.tools.lexicon import Lexicon
@@ -111,10 +111,10 @@ async def derive_lexicon(layer: SemanticLayer, items: Sequence[DatasetItem], *, 
 
 
 
-async def path_terms(tools: Any, path: RelationPath) -> list[Any] | None:
+async def path_terms(tools: Any, path: RelationPath, convention: ChainConvention = PLAIN) -> list[Any] | None:
     """The terms a relation path answers (its last variable), or None when its query fails."""
     try:
-        res = await tools["run_sparql"](path_query(path), limit=1000)
+        res = await tools["run_sparql"](path_query(path, convention=convention), limit=1000)
     except ToolError:
         return None
     var = f"x{len(path.steps)}"

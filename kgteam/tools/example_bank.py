@@ -51,9 +51,10 @@ class Candidate(BaseModel):
     strength: float = 0.0  # mean p(label | word) of the named steps (embedding similarity)
     f1: float = 0.0  # overlap of its answers with the gold answers
     answers_key: str = ""  # a digest of its answers: readings that answer alike are not rivals ("": unknown)
-    # its F1 without the topic entity, when the topic is among its answers ("the directors of the films
-    # X wrote" reaches X): whether the KG's examples count the topic as an answer is learned from these
-    f1_without_topic: float | None = None
+    # its F1 under each other way of counting a chain's answers that changes them (see
+    # ``ChainConvention``: without the topic, with walks back to where a step came from); which
+    # way the KG's question writers count is learned from these
+    f1_under: dict[str, float] = Field(default_factory=dict)
     gold: bool = False  # one of the best-overlapping readings: what the question meant
 
 

@@ -117,8 +117,12 @@ def test_a_join_passes_the_kgs_join_map_when_the_bank_recorded_joins(atelier_hom
 def test_a_kg_whose_examples_leave_the_topic_out_answers_chains_without_it(atelier_home, tmp_path, playbook):
     question = "Who has a bench at the workshop that was started by Maren Holt?"
     shutil.copytree(atelier_home / "kgs" / "atelier", tmp_path / "kgs" / "atelier")
-    write_json(TrainedReader({}, drops_topic=True, kg="atelier").to_json(), tmp_path / "kgs" / "atelier" / READER_FILE)
+    write_json(TrainedReader({}, convention="no_topic", kg="atelier").to_json(), tmp_path / "kgs" / "atelier" / READER_FILE)
     plain = _ask(atelier_home, question, playbook)
     taught = _ask(tmp_path, question, playbook)
     assert {v.label for v in plain.values} == {"Maren Holt", "Jonas Pike"}  # she works there too
     assert [v.label for v in taught.values] == ["Jonas Pike"]
+    said = {(t.subject, t.predicate) for t in taught.evidence.triples}
+    assert ("http://example.org/atelier/JonasPike", "http://example.org/atelier/benchAt") in said
+    if playbook == "triad":  # its evidence is the answer's walks, counted as the answer is (KERAG's: its sub-graph)
+        assert ("http://example.org/atelier/MarenHolt", "http://example.org/atelier/benchAt") not in said

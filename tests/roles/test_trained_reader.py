@@ -214,13 +214,22 @@ def test_a_question_naming_two_entities_is_left_to_the_hand_scorer():
 TOPIC_BACK = "Who has a bench at the workshop started by Maren Holt?"  # reaches Maren Holt herself
 
 
-async def test_the_bank_records_how_a_reading_does_without_its_topic(atelier_tools):
+async def test_the_bank_records_how_a_reading_does_under_each_way_of_counting(atelier_tools):
+    layer = SemanticLayer(atelier_tools.toolbox(), reader=None)
     item = DatasetItem(id="bench-1", question=TOPIC_BACK, answers=[GoldAnswer(label="Jonas Pike", iri=A + "JonasPike")])
-    example = await record_example(SemanticLayer(atelier_tools.toolbox(), reader=None), item)
+    example = await record_example(layer, item)
     back = [c for c in example.candidates if [s.predicate for s in c.steps] == [A + "startedBy", A + "benchAt"]]
-    assert back and back[0].f1 == pytest.approx(2 / 3, abs=1e-3) and back[0].f1_without_topic == 1.0
-    assert all(c.f1_without_topic is None for c in example.candidates if len(c.steps) == 1)  # they never reach her
+    assert back and back[0].f1 == pytest.approx(2 / 3, abs=1e-3)
+    assert back[0].f1_under == {"no_topic": 1.0, "free_walks_no_topic": 1.0}  # no step walks back: no free walk
+    assert all(not c.f1_under for c in example.candidates if len(c.steps) == 1)  # they never reach her
     assert example.join is None  # one named entity: no join to record
+    same = DatasetItem(id="bench-2", question="Who works at the same workshop as Jonas Pike?",
+                       answers=[GoldAnswer(label="Maren Holt", iri=A + "MarenHolt")])
+    example = await record_example(layer, same)
+    round_trip = [c for c in example.candidates if [(s.predicate, s.direction) for s in c.steps]
+                  == [(A + "benchAt", "out"), (A + "benchAt", "in")]]
+    assert round_trip and round_trip[0].f1 == 1.0  # the walk back leaves him out ...
+    assert round_trip[0].f1_under == {"free_walks": pytest.approx(2 / 3, abs=1e-3)}  # ... unless walks are free
 
 
 def _topic_back(n: int, *, kept: int = 0) -> list[Example]:
@@ -230,20 +239,23 @@ def _topic_back(n: int, *, kept: int = 0) -> list[Example]:
     for t in range(n):
         in_gold = t >= n - kept
         c = Candidate(entity=f"e{t}", words=["who", "<e>"], hand=0.5, steps=[BankStep(predicate="p", direction="out")],
-                      f1=1.0 if in_gold else 0.5, f1_without_topic=0.5 if in_gold else 1.0, gold=True)
+                      f1=1.0 if in_gold else 0.5, f1_under={"no_topic": 0.5 if in_gold else 1.0,
+                                                            "free_walks_no_topic": 0.5 if in_gold else 1.0}, gold=True)
         out.append(Example(id=f"b{t}", question=f"who T{t}", candidates=[c]))
     return out
 
 
 def test_examples_that_leave_the_topic_out_teach_chains_to_leave_it_out():
-    from kgteam.roles.semantic.reader import TOPIC_EVIDENCE, teach
+    from kgteam.roles.semantic.reader import CONVENTION_EVIDENCE, teach
 
-    assert teach(_topic_back(10))[0].drops_topic
-    assert not teach(_topic_back(TOPIC_EVIDENCE - 1))[0].drops_topic  # too few to tell
-    assert not teach(_topic_back(10, kept=3))[0].drops_topic  # some examples count the topic: keep it
-    assert not teach(_synthetic(6, 2))[0].drops_topic  # no reading reaches its topic: nothing learned
     reader = teach(_topic_back(10))[0]
-    assert TrainedReader.from_json(reader.to_json()).drops_topic
+    assert reader.convention == "no_topic"  # the simpler of two that read the examples alike
+    assert reader.chain_convention.drop_topic and not reader.chain_convention.free_walks
+    assert teach(_topic_back(CONVENTION_EVIDENCE - 1))[0].convention == "default"  # too few to tell
+    assert teach(_topic_back(10, kept=3))[0].convention == "default"  # some examples count the topic: keep it
+    assert teach(_synthetic(6, 2))[0].convention == "default"  # no reading changes: nothing learned
+    assert TrainedReader.from_json(reader.to_json()).convention == "no_topic"
+    assert TrainedReader.from_json({"weights": {}, "convention": "a later one"}).chain_convention.name == "default"
 
 
 async def test_a_recorded_join_fits_the_kgs_map_for_joins(atelier_tools):
@@ -266,6 +278,11 @@ async def test_a_recorded_join_fits_the_kgs_map_for_joins(atelier_tools):
     wrong = [Example(id=f"w{i}", question="q", join=JoinRecord(confidence=0.4, f1=0.5)) for i in range(40)]
     assert platt(0.4, teach(wrong)[0].join_calibration) < 0.4  # partly right sets are wrong answers
     assert TrainedReader.from_json(thirty.to_json()).join_calibration == thirty.join_calibration
+    mixed = [Example(id=f"m{i}", question="q", join=JoinRecord(confidence=0.34 if i % 3 else 0.99, f1=1.0))
+             for i in range(400)]
+    cal = teach(mixed)[0].join_calibration
+    assert cal is not None and cal[0] > 0  # all right says nothing of the slope: never flat, never backwards
+    assert platt(0.001, cal) < platt(0.34, cal) < platt(0.99, cal)
 
 
 def test_tune_records_the_joins_of_examples_naming_two_entities(atelier_home, tmp_path):
@@ -282,18 +299,32 @@ def test_tune_records_the_joins_of_examples_naming_two_entities(atelier_home, tm
     recorded = [r for r in rows if r["join"]]
     assert len(recorded) >= len(rows) // 2  # most of them read as a join
     assert sum(r["join"]["f1"] == 1.0 for r in recorded) >= len(recorded) // 2
-    assert f"{len(recorded)} examples name two entities" in done.output
+    assert f"{len(recorded)} examples were read as a join of two entities" in done.output
     assert "too few to refit their confidence" in done.output  # 12 examples: no map
     table = runner.invoke(app, ["examples", "atelier", "--home", str(tmp_path)], env={"COLUMNS": "240"})
     assert "join of two entities" in table.output
 
 
 def test_leaving_the_topic_out_changes_which_reading_was_right():
-    from kgteam.roles.semantic.reader import without_topic
+    from kgteam.roles.semantic.reader import under_convention
 
     back = Candidate(entity="e", words=["who", "<e>"], hand=0.5, steps=[BankStep(predicate="p", direction="out")],
-                     f1=0.5, f1_without_topic=1.0)
+                     f1=0.5, f1_under={"no_topic": 1.0})
     around = Candidate(entity="e", words=["who", "<e>"], hand=0.4, steps=[BankStep(predicate="q", direction="out")],
                        f1=1.0, gold=True)
-    (read,) = without_topic([Example(id="x", question="who e", candidates=[back, around])])
+    (read,) = under_convention([Example(id="x", question="who e", candidates=[back, around])], "no_topic")
     assert [c.gold for c in read.candidates] == [True, True] and read.candidates[0].f1 == 1.0
+
+
+def test_each_chain_convention_counts_its_own_answers():
+    from kgteam.roles.semantic.paths import CHAIN_CONVENTIONS, chain_graph
+    from kgteam.tools.query_builder import compile_query
+
+    back = [(A + "benchAt", "out"), (A + "benchAt", "in")]  # "who works where X works"
+    plain = compile_query(chain_graph(A + "JonasPike", back))
+    free = compile_query(chain_graph(A + "JonasPike", back, convention=CHAIN_CONVENTIONS["free_walks"]))
+    both = compile_query(chain_graph(A + "JonasPike", back, convention=CHAIN_CONVENTIONS["free_walks_no_topic"]))
+    assert "!=" in plain and "!=" not in free and both == plain  # free walks, then the topic left out again
+    one = compile_query(chain_graph(A + "JonasPike", [(A + "apprenticeOf", "out")], convention=CHAIN_CONVENTIONS["no_topic"]))
+    assert f"!= <{A}JonasPike>" in one  # a self-loop too
+    assert all(CHAIN_CONVENTIONS[c.name] is c for c in CHAIN_CONVENTIONS.values())

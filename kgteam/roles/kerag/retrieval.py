@@ -26,7 +26,7 @@ from kgteam.protocols.payloads import (
 )
 from kgteam.roles.semantic.layer import SemanticLayer
 from kgteam.roles.semantic.path_planning import Limits, relation_path, score_paths, with_score
-from kgteam.roles.semantic.paths import PathStep, RelationPath, path_query
+from kgteam.roles.semantic.paths import PLAIN, ChainConvention, PathStep, RelationPath, path_query
 from kgteam.roles.semantic.scoring import PathScore, QuestionScorer, lexical_similarity
 from kgteam.roles.semantic.text import tokenize
 from kgteam.roles.semantic.topics import as_mention
@@ -54,8 +54,8 @@ def _pair_combine(question: str, a: TopicMention, b: TopicMention) -> Combine:
 
 # ------------------------------------------------------------------------------ retrieval
 
-async def _answers(tools: Any, path: RelationPath, drop_topic: bool) -> list[dict[str, Any]]:
-    res = await tools["run_sparql"](path_query(path, drop_topic=drop_topic), limit=ANSWER_LIMIT)
+async def _answers(tools: Any, path: RelationPath, convention: ChainConvention) -> list[dict[str, Any]]:
+    res = await tools["run_sparql"](path_query(path, convention=convention), limit=ANSWER_LIMIT)
     var = f"x{len(path.steps)}"
     return [row[var].model_dump(exclude_none=True) for row in res.rows if var in row]
 
@@ -72,8 +72,8 @@ class _Walks:
     truncated: bool
 
 
-async def _walks(tools: Any, path: RelationPath, cap: int) -> _Walks:
-    res = await tools["run_sparql"](path_query(path, all_vars=True), limit=cap)
+async def _walks(tools: Any, path: RelationPath, cap: int, convention: ChainConvention) -> _Walks:
+    res = await tools["run_sparql"](path_query(path, all_vars=True, convention=convention), limit=cap)
     by_end: dict[str, list[list[Step]]] = {}
     for row in res.rows:
         walk: list[Step] = []
@@ -132,7 +132,7 @@ async def retrieve(layer: SemanticLayer, question: str, topics: Sequence[TopicMe
     # Y" is not Y); a loose topic is as likely a relation word, so its entities may still be answers
     named_elsewhere = {t.text: {iri for o in topics if o.text != t.text and o.firm for iri in o.iris} for t in topics}
     executed: list[tuple[PlannedPath, PathScore, RelationPath, list[dict[str, Any]]]] = []
-    drop_topic = layer.reader is not None and layer.reader.drops_topic
+    convention = layer.reader.chain_convention if layer.reader is not None else PLAIN
     for path, score in scored:
         slot = (path.mention, len(path.steps) if several else 0)
         if runs.get(slot, 0) >= limits.executed:
@@ -140,7 +140,7 @@ async def retrieve(layer: SemanticLayer, question: str, topics: Sequence[TopicMe
         runs[slot] = runs.get(slot, 0) + 1
         rel = relation_path(path)
         try:
-            answers = await _answers(tools, rel, drop_topic)
+            answers = await _answers(tools, rel, convention)
         except ToolError:
             continue
         answers = [a for a in answers if a.get("value") not in named_elsewhere.get(path.mention, set())]
@@ -154,7 +154,7 @@ async def retrieve(layer: SemanticLayer, question: str, topics: Sequence[TopicMe
         scored_path = with_score(path, score)
         ranked.append(RankedPath(entity=path.entity, mention=path.mention, steps=scored_path.steps,
                                  score=scored_path.score, support=round(score.support, 4), answers=answers,
-                                 sparql=path_query(rel, drop_topic=drop_topic), learned_from=score.learned_from,
+                                 sparql=path_query(rel, convention=convention), learned_from=score.learned_from,
                                  calibration=calibration, calibration_name=map_name))
     # a single path leaves the question's other firm topics unexplained: it answers without them
     weight = layer.settings.scoring.unexplained_weight
@@ -167,13 +167,15 @@ async def retrieve(layer: SemanticLayer, question: str, topics: Sequence[TopicMe
         readings += await _joined(layer, question, topics, ranked)
     readings.sort(key=lambda r: (-r.score, len(r.paths), r.key))
     del readings[MAX_READINGS:]  # the rest cannot win: confidence counts only close rivals
-    triples, truncated = await _walk_readings(tools, ranked, [e[2] for e in executed], readings, limits.triple_budget)
+    triples, truncated = await _walk_readings(tools, ranked, [e[2] for e in executed], readings, limits.triple_budget,
+                                              convention)
     return Subgraph(triples=triples, source="kerag", question=question, paths=ranked, readings=readings,
                     truncated=truncated)
 
 
 async def _walk_readings(tools: Any, paths: list[RankedPath], relations: list[RelationPath],
-                         readings: list[Reading], budget: int) -> tuple[list[EvidenceTriple], bool]:
+                         readings: list[Reading], budget: int,
+                         convention: ChainConvention = PLAIN) -> tuple[list[EvidenceTriple], bool]:
     """Fill the triple budget in the order of the readings, best first: for each reading, one walk
     per answer along each of its paths (a join: only to the answers both paths share), a walk whose
     first steps are already in costing only its new triples. Sets each reading's and each path's
@@ -190,7 +192,7 @@ async def _walk_readings(tools: Any, paths: list[RankedPath], relations: list[Re
                 continue  # a full budget: only readings a summary may show fetch their walks
             if i not in fetched:
                 try:
-                    fetched[i] = await _walks(tools, relations[i], cap)
+                    fetched[i] = await _walks(tools, relations[i], cap, convention)
                 except ToolError:
                     fetched[i] = _Walks({}, False)
                 evidence.truncated = evidence.truncated or fetched[i].truncated

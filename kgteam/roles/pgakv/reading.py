@@ -13,7 +13,7 @@ from typing import Any
 from kgteam.protocols.payloads import PseudoGraph, PseudoTriple
 from kgteam.roles.semantic import SemanticLayer, SemanticSettings, spot_mentions
 from kgteam.roles.semantic.paths import NAMING_PREDICATES, chain_graph
-from kgteam.roles.semantic.reader import drops_topic
+from kgteam.roles.semantic.reader import chain_convention
 from kgteam.roles.semantic.shape import read_shape
 from kgteam.roles.semantic.shaped import ShapedReader, mask_mentions, not_shape_words
 from kgteam.roles.semantic.similarity import team_similarity
@@ -60,7 +60,7 @@ async def reading_graph(question: str, tools: Any, settings: SemanticSettings, *
     steps = [(s.predicate, s.direction) for s in best.steps]
     try:
         res = await tools["run_sparql"](compile_query(chain_graph(best.entity, steps, all_vars=True,
-                                                                  drop_topic=drops_topic(tools))), limit=1000)
+                                                                  convention=chain_convention(tools))), limit=1000)
     except ToolError:
         return PseudoGraph(triples=[], question=question, plan=["the reading's query failed"])
     last = f"x{len(steps)}"

@@ -16,6 +16,7 @@ from kgteam.protocols.evidence import RelationMatch
 from kgteam.protocols.payloads import RankedPath, RelationPaths, path_belief
 from kgteam.roles.semantic.mentions import Mention, spot_mentions
 from kgteam.roles.semantic.paths import (
+    PLAIN,
     PathStep,
     RelationPath,
     extend,
@@ -241,7 +242,7 @@ class SemanticLayer:
         executed = 0
         for path, score, mention in scored[:keep]:
             rp = _ranked(path, score, mention, self.reader)
-            rp.sparql = path_query(path, drop_topic=self.reader is not None and self.reader.drops_topic)
+            rp.sparql = path_query(path, convention=self.reader.chain_convention if self.reader is not None else PLAIN)
             if executed < self.settings.executed:
                 executed += 1
                 try:

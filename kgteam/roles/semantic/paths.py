@@ -57,24 +57,51 @@ class RelationPath:
         return "|".join([self.entity, *(s.key for s in self.steps)])
 
 
+@dataclass(frozen=True)
+class ChainConvention:
+    """Which walks a chain's answers count: what a KG's question writers meant, learned from its
+    examples (``TrainedReader.convention``); the default is plain English.
+
+    ``drop_topic``: the topic is never an answer ("the directors of the films X wrote" leaves X
+    out even when X directed one). ``free_walks``: a step that walks the one before it back may
+    return to the node it came from ("the directors of the films that share actors with X" counts
+    X's own director)."""
+
+    drop_topic: bool = False
+    free_walks: bool = False
+
+    @property
+    def name(self) -> str:
+        return next(k for k, v in CHAIN_CONVENTIONS.items() if v == self)
+
+
+CHAIN_CONVENTIONS: dict[str, ChainConvention] = {
+    "default": ChainConvention(), "no_topic": ChainConvention(drop_topic=True),
+    "free_walks": ChainConvention(free_walks=True), "free_walks_no_topic": ChainConvention(True, True),
+}
+PLAIN = CHAIN_CONVENTIONS["default"]
+
+
 def chain_graph(entity: str, steps: Sequence[tuple[str, str]], *, all_vars: bool = False,
-                prefix: str = "x", names: Sequence[str] | None = None, drop_topic: bool = False) -> QueryGraph:
+                prefix: str = "x", names: Sequence[str] | None = None,
+                convention: ChainConvention = PLAIN) -> QueryGraph:
     """A chain of ``(predicate, direction)`` steps from ``entity`` as a query graph: chains are one
     case of the query graph, compiled by the one builder.
 
     A step that walks the previous one back ("bridges of X's builder" -> "other bridges of that
     builder") excludes the node it came from: asking what *else* shares it. Otherwise the topic
-    itself is a fair answer ("the child of X's parent" may be X), unless ``drop_topic``: a KG whose
-    examples never count it (``TrainedReader.drops_topic``).
+    itself is a fair answer ("the child of X's parent" may be X). A KG's examples may teach
+    otherwise (``convention``).
     """
     names = list(names) if names is not None else [f"{prefix}{i}" for i in range(1, len(steps) + 1)]
     nodes: list[Iri | Var] = [Iri(iri=entity), *(Var(name=n) for n in names)]
     triples = [Triple(subject=nodes[i - 1], predicate=Iri(iri=pred), object=nodes[i]) if direction == "out"
                else Triple(subject=nodes[i], predicate=Iri(iri=pred), object=nodes[i - 1])
                for i, (pred, direction) in enumerate(steps, start=1)]
-    filters = [Compare(left=nodes[i], op="!=", right=nodes[i - 2]) for i in walked_back(list(steps))]
+    filters = ([] if convention.free_walks else
+               [Compare(left=nodes[i], op="!=", right=nodes[i - 2]) for i in walked_back(list(steps))])
     last = Compare(left=nodes[-1], op="!=", right=nodes[0])
-    if drop_topic and len(steps) >= 2 and last not in filters:
+    if convention.drop_topic and last not in filters:
         filters.append(last)
     answer = [n for n in nodes[1:] if isinstance(n, Var)] if all_vars else [nodes[-1]]
     return QueryGraph(answer=answer, where=Group(triples=triples, filters=filters),  # type: ignore[arg-type]
@@ -87,10 +114,10 @@ def chain_patterns(entity: str, steps: tuple[PathStep, ...] | list[PathStep], *,
     return group(graph.where.model_copy(update={"filters": []}))
 
 
-def path_query(path: RelationPath, *, all_vars: bool = False, drop_topic: bool = False) -> str:
+def path_query(path: RelationPath, *, all_vars: bool = False, convention: ChainConvention = PLAIN) -> str:
     """SELECT of the path's end values (every chain variable with ``all_vars``), through the builder."""
     return compile_query(chain_graph(path.entity, [(s.predicate, s.direction) for s in path.steps],
-                                     all_vars=all_vars, drop_topic=drop_topic))
+                                     all_vars=all_vars, convention=convention))
 
 
 def walked_back(steps: Sequence[tuple[str, str]]) -> list[int]:

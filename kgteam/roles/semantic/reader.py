@@ -25,7 +25,7 @@ from typing import Any
 import numpy as np
 
 from kgteam.protocols.payloads import CONFIDENCE_SUPPORT, CONFIDENCE_TEMPERATURE, clipped_logit, kg_map_name
-from kgteam.roles.semantic.paths import PathStep
+from kgteam.roles.semantic.paths import CHAIN_CONVENTIONS, PLAIN, ChainConvention, PathStep
 from kgteam.roles.semantic.scoring import PathScore, QuestionScorer
 from kgteam.roles.semantic.text import WH_WORDS, Token, stem
 from kgteam.tools.example_bank import Candidate, Example
@@ -120,14 +120,18 @@ class TrainedReader:
     # Platt (a, b) for the join of two named entities (the shape reader's, which the reader does not
     # score): fitted on the examples' recorded joins, whose confidence no training changes
     join_calibration: tuple[float, float] | None = None
-    # the KG's examples never count a chain's topic among its answers ("the directors of the films
-    # X wrote" leaves X out): chains leave it out too
-    drops_topic: bool = False
+    # how the KG's examples count a chain's answers (a ``CHAIN_CONVENTIONS`` name): chains count so too
+    convention: str = "default"
 
     @property
     def map_name(self) -> str | None:
         """The name answers give this reader's confidence map (None: it has none)."""
         return kg_map_name(self.kg) if self.calibration is not None else None
+
+    @property
+    def chain_convention(self) -> ChainConvention:
+        """How chains count their answers on this KG (plain English for a name this code does not know)."""
+        return CHAIN_CONVENTIONS.get(self.convention, PLAIN)
 
     @property
     def join_map_name(self) -> str | None:
@@ -169,7 +173,7 @@ class TrainedReader:
                                                          if abs(v) >= 1e-5},
                 "taught": self.taught, "calibration": list(self.calibration) if self.calibration else None,
                 "join_calibration": list(self.join_calibration) if self.join_calibration else None,
-                "drops_topic": self.drops_topic, "stats": self.stats}
+                "convention": self.convention, "stats": self.stats}
 
     @classmethod
     def from_json(cls, data: dict[str, Any]) -> TrainedReader:
@@ -179,7 +183,7 @@ class TrainedReader:
                    calibration=(float(cal[0]), float(cal[1])) if cal else None, stats=dict(data.get("stats") or {}),
                    kg=str(data["kg"]) if data.get("kg") else None,
                    join_calibration=(float(join[0]), float(join[1])) if join else None,
-                   drops_topic=bool(data.get("drops_topic", False)))
+                   convention=str(data.get("convention") or "default"))
 
 
 def _usable(examples: Sequence[Example]) -> list[Example]:
@@ -325,59 +329,89 @@ def cross_fit(examples: Sequence[Example], k: int = 5, seed: int = 0) -> HeldOut
 def fit_calibration(pairs: Sequence[tuple[float, bool]], iterations: int = 100,
                     ridge: float = 5.0, *, one_sided: bool = False) -> tuple[float, float] | None:
     """Platt scaling of the logit of the confidence on cross-fitted pairs (None: too few, or
-    one-sided unless ``one_sided``: then the pull towards the identity map is what bounds it, so
-    30 right of 30 say less than 300 of 300).
+    one-sided unless ``one_sided``).
 
     The logits are clipped to +-7 (a confidence of 0 or 1 says "far", not "infinitely far") and the
-    Newton steps are damped, so pairs the confidence separates perfectly cannot blow the map up."""
-    if len(pairs) < 30 or (not one_sided and (all(r for _, r in pairs) or not any(r for _, r in pairs))):
+    Newton steps are damped, so pairs the confidence separates perfectly cannot blow the map up.
+    Pairs of one outcome only say nothing about the slope: then only the shift is fitted (slope 1,
+    the pull towards no shift bounding it, so 30 right of 30 say less than 300 of 300), and so is
+    it when a full fit's slope comes out flat or backwards (a higher confidence must never mean
+    less likely right)."""
+    both = any(r for _, r in pairs) and not all(r for _, r in pairs)
+    if len(pairs) < 30 or not (both or one_sided):
         return None
     x = np.array([clipped_logit(p) for p, _ in pairs])
     y = np.array([1.0 if r else 0.0 for _, r in pairs])
-    a, b = 1.0, 0.0
-    for _ in range(iterations):  # Newton steps on the logistic loss, pulled towards the identity map
-        p = 1 / (1 + np.exp(-np.clip(a * x + b, -50, 50)))
-        g = np.array([np.sum((p - y) * x) + ridge * (a - 1.0), np.sum(p - y) + ridge * b])
-        h = p * (1 - p)
-        hess = np.array([[np.sum(h * x * x), np.sum(h * x)], [np.sum(h * x), np.sum(h)]]) + ridge * np.eye(2)
-        step = np.clip(np.linalg.solve(hess, g), -1.0, 1.0)
-        a, b = a - step[0], b - step[1]
-        if np.abs(step).max() < 1e-6:
-            break
+    a, b = _platt_newton(x, y, ridge, iterations, slope=both)
+    if a <= 0.05:
+        a, b = _platt_newton(x, y, ridge, iterations, slope=False)
     return float(round(a, 4)), float(round(b, 4))
 
 
-# examples that must show the topic left out, and the most share of examples that may show it kept
-TOPIC_EVIDENCE = 3
-TOPIC_KEPT_SHARE = 0.1
+def _platt_newton(x: np.ndarray, y: np.ndarray, ridge: float, iterations: int, *, slope: bool) -> tuple[float, float]:
+    """Newton steps on the logistic loss of ``a * x + b``, pulled towards the identity map
+    (``slope=False``: ``a`` stays 1)."""
+    a, b = 1.0, 0.0
+    for _ in range(iterations):
+        p = 1 / (1 + np.exp(-np.clip(a * x + b, -50, 50)))
+        h = p * (1 - p)
+        if slope:
+            g = np.array([np.sum((p - y) * x) + ridge * (a - 1.0), np.sum(p - y) + ridge * b])
+            hess = np.array([[np.sum(h * x * x), np.sum(h * x)], [np.sum(h * x), np.sum(h)]]) + ridge * np.eye(2)
+            step = np.clip(np.linalg.solve(hess, g), -1.0, 1.0)
+        else:
+            step = np.array([0.0, np.clip((np.sum(p - y) + ridge * b) / (np.sum(h) + ridge), -1.0, 1.0)])
+        a, b = a - step[0], b - step[1]
+        if np.abs(step).max() < 1e-6:
+            break
+    return a, b
 
 
-def topic_counts(examples: Sequence[Example]) -> tuple[int, int]:
-    """How many examples' best reading gets closer to the gold answers without the topic entity,
-    and how many get further: a KG whose question writers never count the topic (MetaQA's "the
-    directors of the films X wrote" leaves out X when X directed one) shows only the first."""
-    dropped = kept = 0
-    for e in examples:
-        if not e.candidates:
+# examples whose best reading must do better under a convention, and the most share of the examples
+# it changes that may do worse
+CONVENTION_EVIDENCE = 3
+CONVENTION_WORSE_SHARE = 0.1
+
+
+def convention_counts(examples: Sequence[Example]) -> dict[str, tuple[int, int]]:
+    """For each other chain convention: how many examples' best reading gets closer to the gold
+    answers under it, and how many get further. A KG whose question writers never count the topic
+    (MetaQA's "the directors of the films X wrote" leaves out X when X directed one) shows only
+    the first for ``no_topic``."""
+    out: dict[str, tuple[int, int]] = {}
+    for name in CHAIN_CONVENTIONS:
+        if name == "default":
             continue
-        with_topic = max(c.f1 for c in e.candidates)
-        without = max(c.f1 if c.f1_without_topic is None else c.f1_without_topic for c in e.candidates)
-        dropped += without > with_topic + 1e-9
-        kept += without < with_topic - 1e-9
-    return dropped, kept
+        better = worse = 0
+        for e in examples:
+            if not e.candidates:
+                continue
+            plain = max(c.f1 for c in e.candidates)
+            under = max(c.f1_under.get(name, c.f1) for c in e.candidates)
+            better += under > plain + 1e-9
+            worse += under < plain - 1e-9
+        out[name] = (better, worse)
+    return out
 
 
-def without_topic(examples: Sequence[Example]) -> list[Example]:
-    """The examples as a KG that leaves the topic out reads them: each reading scored by its
-    answers less its topic, and the best of those marked right (the chain "directed by, then
-    written by" reaches the gold once the director herself is left out)."""
+def chosen_convention(counts: dict[str, tuple[int, int]]) -> str:
+    """The convention the examples vouch for (the most gained, net; the simpler one at a tie), else ``default``."""
+    order = list(CHAIN_CONVENTIONS)
+    fitting = [(better - worse, -order.index(name), name) for name, (better, worse) in counts.items()
+               if better >= CONVENTION_EVIDENCE and worse <= CONVENTION_WORSE_SHARE * (better + worse)]
+    return max(fitting)[2] if fitting else "default"
+
+
+def under_convention(examples: Sequence[Example], name: str) -> list[Example]:
+    """The examples as a KG that counts answers so reads them: each reading scored by its answers
+    under the convention, and the best of those marked right ("directed by, then written by" is
+    the right reading once the director herself is left out)."""
     out = []
     for e in examples:
-        if all(c.f1_without_topic is None for c in e.candidates):
+        if all(name not in c.f1_under for c in e.candidates):
             out.append(e)
             continue
-        cands = [c.model_copy(update={"f1": c.f1_without_topic}) if c.f1_without_topic is not None else c
-                 for c in e.candidates]
+        cands = [c.model_copy(update={"f1": c.f1_under.get(name, c.f1)}) for c in e.candidates]
         best = max(c.f1 for c in cands)
         out.append(e.model_copy(update={"candidates": [c.model_copy(update={"gold": best > 0 and c.f1 >= best - 1e-9})
                                                        for c in cands]}))
@@ -386,21 +420,20 @@ def without_topic(examples: Sequence[Example]) -> list[Example]:
 
 def teach(examples: Sequence[Example], *, k: int = 5, seed: int = 0) -> tuple[TrainedReader, HeldOut]:
     """The reader trained on every example, with its cross-fitted held-out score and confidence map.
-    Whether the KG leaves a chain's topic out of its answers is decided first: it changes which
-    readings were right."""
-    dropped, kept = topic_counts(examples)
-    drops = dropped >= TOPIC_EVIDENCE and kept <= TOPIC_KEPT_SHARE * (dropped + kept)
-    if drops:
-        examples = without_topic(examples)
+    How the KG counts a chain's answers is decided first: it changes which readings were right."""
+    counts = convention_counts(examples)
+    convention = chosen_convention(counts)
+    if convention != "default":
+        examples = under_convention(examples, convention)
     held = cross_fit(examples, k, seed) if len(examples) >= 2 * k else HeldOut()
     reader = train(examples)
-    reader.drops_topic = drops
+    reader.convention = convention
     reader.calibration = fit_calibration(held.pairs)
     joins = [(e.join.confidence, e.join.right) for e in examples if e.join is not None]
     reader.join_calibration = fit_calibration(joins, one_sided=True)
     reader.stats.update({"held_out": held.scored, "held_out_hand_hits1": round(held.hand_rate, 4),
                          "held_out_reader_hits1": round(held.reader_rate, 4),
-                         "topic_left_out": dropped, "topic_kept": kept})
+                         "conventions": {name: list(c) for name, c in counts.items() if any(c)}})
     if joins:
         reader.stats.update({"joins": len(joins), "joins_right": round(sum(r for _, r in joins) / len(joins), 4)})
     return reader, held
@@ -443,10 +476,10 @@ class ReaderScorer(QuestionScorer):
 _PARSED: dict[int, tuple[dict[str, Any], TrainedReader]] = {}
 
 
-def drops_topic(tools: Any) -> bool:
-    """Whether the KG's examples taught its chains to leave their topic out of the answers."""
+def chain_convention(tools: Any) -> ChainConvention:
+    """How the KG's examples taught its chains to count their answers (plain English without them)."""
     reader = reader_of(getattr(tools, "reader", None))
-    return reader is not None and reader.drops_topic
+    return reader.chain_convention if reader is not None else PLAIN
 
 
 def reader_of(data: Any) -> TrainedReader | None:

@@ -38,6 +38,7 @@ from kgteam.roles.choice import fallback_keys, produce
 from kgteam.roles.contract import handles
 from kgteam.roles.lineage import Lineage
 from kgteam.roles.semantic.graph_evidence import graph_evidence
+from kgteam.roles.semantic.reader import chain_convention
 from kgteam.roles.semantic.reading_answer import first_column, label_answer, reading_grounded
 from kgteam.roles.triad.templates import Chain, TemplateError, build_query, from_query, parse_chain
 from kgteam.roles.wording import answer_list, wording_problem
@@ -204,7 +205,7 @@ class Advisor(Role[AdvisorSettings]):
             entity, rels = from_query(chain, chosen)
         except (TemplateError, KeyError):
             return [], None
-        q = build_query(chain, entity, rels, all_vars=True)
+        q = build_query(chain, entity, rels, all_vars=True, convention=chain_convention(ctx.tools))
         try:
             res = await ctx.tools["run_sparql"](q, limit=self.settings.max_evidence_triples * 2)
         except ToolError:

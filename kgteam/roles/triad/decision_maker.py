@@ -40,7 +40,8 @@ from kgteam.roles.choice import Option, choose
 from kgteam.roles.contract import handles
 from kgteam.roles.semantic import SemanticLayer, SemanticSettings, spot_mentions
 from kgteam.roles.semantic.mentions import mention_in
-from kgteam.roles.semantic.reader import drops_topic
+from kgteam.roles.semantic.paths import ChainConvention
+from kgteam.roles.semantic.reader import chain_convention
 from kgteam.roles.semantic.reading_answer import run_reading
 from kgteam.roles.semantic.shape import read_shape
 from kgteam.roles.semantic.shaped import ShapedReader, literal_relations, mask_mentions, not_shape_words
@@ -164,7 +165,7 @@ class DecisionMaker(Role[DecisionMakerSettings]):
                                                                 source=f"paths:{k.split('|', 1)[0]}")
                                                       for k, (sc, lab) in list(best.items())[: self.settings.max_offered]]))
 
-        filled = self._fill(chain, fitting, set(hint.exclude), drops_topic(ctx.tools))
+        filled = self._fill(chain, fitting, set(hint.exclude), chain_convention(ctx.tools))
         await self._execute(ctx, filled, chain)
         nonempty = [f for f in filled if f.rows > 0]
         selected = await self._pick(ctx, question, chain, nonempty) if nonempty else None
@@ -269,12 +270,13 @@ class DecisionMaker(Role[DecisionMakerSettings]):
                            max_offered=self.settings.max_offered)
         return res.chosen
 
-    def _fill(self, chain: Chain, paths: list[RankedPath], exclude: set[str], drop_topic: bool) -> list[Filled]:
+    def _fill(self, chain: Chain, paths: list[RankedPath], exclude: set[str],
+              convention: ChainConvention) -> list[Filled]:
         out: list[Filled] = []
         for p in paths:
             if p.key in exclude:
                 continue
-            sparql = build_query(chain, p.entity, _bindings(p), drop_topic=drop_topic)
+            sparql = build_query(chain, p.entity, _bindings(p), convention=convention)
             out.append(Filled(p.entity, p, sparql, p.score, p.key))
             if len(out) >= self.settings.max_queries:
                 break

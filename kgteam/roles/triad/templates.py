@@ -15,7 +15,7 @@ from dataclasses import dataclass
 
 from kgteam.protocols.errors import KgteamError
 from kgteam.protocols.payloads import CandidateQuery, RelationBinding
-from kgteam.roles.semantic.paths import chain_graph
+from kgteam.roles.semantic.paths import PLAIN, ChainConvention, chain_graph
 from kgteam.tools.query_builder import compile_query
 
 _TERM = r"(<E\d+>|\?[A-Za-z_]\w*)"
@@ -107,14 +107,14 @@ class Binding:
 
 
 def build_query(chain: Chain, entity_iri: str, relations: list[Binding], *, all_vars: bool = False,
-                drop_topic: bool = False) -> str:
+                convention: ChainConvention = PLAIN) -> str:
     """A runnable SELECT for ``chain`` with the given entity and relations (one per step), built as a
     query graph and compiled by the one builder (with the template's own variable names)."""
     if len(relations) != chain.hops:
         raise ValueError(f"need {chain.hops} relation(s), got {len(relations)}")
     names = [step.target.lstrip("?") for step in chain.steps]
     return compile_query(chain_graph(entity_iri, [(rel.iri, rel.direction) for rel in relations], all_vars=all_vars,
-                                     names=names, drop_topic=drop_topic))
+                                     names=names, convention=convention))
 
 
 def relation_bindings(chain: Chain, relations: list[Binding]) -> list[RelationBinding]:
