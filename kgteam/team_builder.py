@@ -26,6 +26,7 @@ from kgteam.config.schema import KGSpec, ModelSpec, RoleSpec, TeamSpec
 from kgteam.llm.base import ChatMessage, ChatModel, ChatReply, ModelError
 from kgteam.protocols.errors import ContractError, KgteamError
 from kgteam.tools.backends.base import LabelIndex, TripleStore
+from kgteam.tools.example_bank import BankError
 from kgteam.tools.lexicon import LexiconError
 from kgteam.tools.toolbox import Toolbox
 
@@ -199,7 +200,7 @@ def open_kg_tools(kg: KGSpec, stack: contextlib.ExitStack, home: Path | None = N
         try:
             return KGTools.from_kg(graph, embedder=embedder, default_timeout_s=kg.timeout_s, max_rows=kg.max_rows,
                                    max_result_bytes=kg.max_result_bytes, **extra)
-        except LexiconError as exc:
+        except (LexiconError, BankError) as exc:  # a broken lexicon.json or reader.json in the KG folder
             raise TeamBuildError(f"{where}: {exc}") from exc
     store = _construct(store_call(kg))
     _close_later(stack, store)

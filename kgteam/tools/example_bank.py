@@ -9,6 +9,7 @@ from the bank alone (after a removal, say) without opening the KG. The KG is nev
 from __future__ import annotations
 
 import json
+import math
 import os
 import tempfile
 import threading
@@ -180,4 +181,11 @@ def read_reader_data(kg_folder: Path) -> dict[str, Any] | None:
     data = _read_json(file)
     if not isinstance(data, dict) or not isinstance(data.get("weights"), dict):
         raise BankError(f"{file}: not a trained reader (no weights)")
+    for key in ("calibration", "join_calibration"):
+        value = data.get(key)
+        if value is not None and not (isinstance(value, list) and len(value) == 2
+                                      and all(isinstance(v, (int, float)) and math.isfinite(v) for v in value)):
+            raise BankError(f"{file}: {key} must be two numbers (a Platt map) or null, not {value!r}")
+    if not isinstance(data.get("convention", "default"), str):
+        raise BankError(f"{file}: convention must be a name, not {data['convention']!r}")
     return data

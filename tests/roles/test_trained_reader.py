@@ -328,3 +328,12 @@ def test_each_chain_convention_counts_its_own_answers():
     one = compile_query(chain_graph(A + "JonasPike", [(A + "apprenticeOf", "out")], convention=CHAIN_CONVENTIONS["no_topic"]))
     assert f"!= <{A}JonasPike>" in one  # a self-loop too
     assert all(CHAIN_CONVENTIONS[c.name] is c for c in CHAIN_CONVENTIONS.values())
+
+
+@pytest.mark.parametrize("broken", [{"weights": []}, {"weights": {}, "join_calibration": [1.0]},
+                                    {"weights": {}, "calibration": ["a", 1]}, {"weights": {}, "convention": 3}])
+def test_a_broken_reader_file_is_a_clear_error(atelier_home, tmp_path, broken):
+    shutil.copytree(atelier_home / "kgs" / "atelier", tmp_path / "kgs" / "atelier")
+    (tmp_path / "kgs" / "atelier" / "reader.json").write_text(json.dumps(broken), encoding="utf-8")
+    asked = CliRunner().invoke(app, ["ask", MISREAD, "--model", "none", "--kg", "atelier", "--home", str(tmp_path)])
+    assert asked.exit_code != 0 and "reader.json" in asked.output and "Traceback" not in asked.output
