@@ -25,7 +25,7 @@ from kgteam.roles.semantic.reader import masked_words, mean_strength
 from kgteam.roles.semantic.shape import read_shape
 from kgteam.roles.semantic.shaped import ShapedReader, mask_mentions, not_shape_words
 from kgteam.roles.semantic.text import tokenize
-from kgteam.tools.example_bank import BankStep, Candidate, Example, ExampleBank, JoinRecord
+from kgteam.tools.example_bank import ANSWERS_NOTHING, BankStep, Candidate, Example, ExampleBank, JoinRecord
 from kgteam.tools.types import ToolError
 
 
@@ -71,16 +71,20 @@ async def _f1_under(layer: SemanticLayer, item: DatasetItem, path: RelationPath,
                     gold_values: set[str] | None) -> dict[str, float]:
     """The reading's F1 under each other chain convention that changes its answers (a second query
     only for a path that walks a step back)."""
-    free = terms
+    free: list[Any] | None = terms
     if walked_back([(s.predicate, s.direction) for s in path.steps]):
-        free = await path_terms(layer.tools, path, CHAIN_CONVENTIONS["free_walks"]) or []
+        free = await path_terms(layer.tools, path, CHAIN_CONVENTIONS["free_walks"])  # None: it failed
     out: dict[str, float] = {}
     seen = {t.value for t in terms}
     for name, convention in CHAIN_CONVENTIONS.items():
         got = free if convention.free_walks else terms
+        if got is None:
+            continue  # unknown that way: not counted for or against it
         if convention.drop_topic:
             got = [t for t in got if t.value != path.entity]
-        if {t.value for t in got} != seen:
+        if not got:
+            out[name] = ANSWERS_NOTHING
+        elif {t.value for t in got} != seen:
             out[name] = round(await _overlap(layer, item, got, gold_values), 4)
     return out
 

@@ -21,6 +21,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from kgteam.protocols.errors import KgteamError
 
 EXAMPLES_FILE = "examples.json"
+ANSWERS_NOTHING = -1.0  # an F1 in ``Candidate.f1_under``: the reading answers nothing that way
 READER_FILE = "reader.json"
 
 
@@ -53,8 +54,8 @@ class Candidate(BaseModel):
     f1: float = 0.0  # overlap of its answers with the gold answers
     answers_key: str = ""  # a digest of its answers: readings that answer alike are not rivals ("": unknown)
     # its F1 under each other way of counting a chain's answers that changes them (see
-    # ``ChainConvention``: without the topic, with walks back to where a step came from); which
-    # way the KG's question writers count is learned from these
+    # ``ChainConvention``: without the topic, with walks back to where a step came from), or
+    # ``ANSWERS_NOTHING``; which way the KG's question writers count is learned from these
     f1_under: dict[str, float] = Field(default_factory=dict)
     gold: bool = False  # one of the best-overlapping readings: what the question meant
 

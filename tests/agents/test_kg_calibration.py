@@ -126,3 +126,14 @@ def test_a_kg_whose_examples_leave_the_topic_out_answers_chains_without_it(ateli
     assert ("http://example.org/atelier/JonasPike", "http://example.org/atelier/benchAt") in said
     if playbook == "triad":  # its evidence is the answer's walks, counted as the answer is (KERAG's: its sub-graph)
         assert ("http://example.org/atelier/MarenHolt", "http://example.org/atelier/benchAt") not in said
+
+
+def test_a_join_below_every_recorded_one_keeps_the_shipped_map(atelier_home, tmp_path):
+    """The join map lifts only confidences its examples recorded: below the lowest it has no say."""
+    shipped = resolve_calibration("auto", playbook="triad", model="none")
+    shutil.copytree(atelier_home / "kgs" / "atelier", tmp_path / "kgs" / "atelier")
+    write_json(TrainedReader({}, join_calibration=JOIN_MAP, join_floor=0.999, kg="atelier").to_json(),
+               tmp_path / "kgs" / "atelier" / READER_FILE)
+    joined = _ask(tmp_path, JOIN)
+    assert joined.text == "Caspar Wren" and joined.raw_confidence < 0.999
+    assert joined.calibration == shipped.name

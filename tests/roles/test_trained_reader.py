@@ -337,3 +337,15 @@ def test_a_broken_reader_file_is_a_clear_error(atelier_home, tmp_path, broken):
     (tmp_path / "kgs" / "atelier" / "reader.json").write_text(json.dumps(broken), encoding="utf-8")
     asked = CliRunner().invoke(app, ["ask", MISREAD, "--model", "none", "--kg", "atelier", "--home", str(tmp_path)])
     assert asked.exit_code != 0 and "reader.json" in asked.output and "Traceback" not in asked.output
+
+
+def test_a_reading_that_answers_nothing_under_the_convention_is_no_candidate_then():
+    from kgteam.roles.semantic.reader import under_convention
+    from kgteam.tools.example_bank import ANSWERS_NOTHING
+
+    only_topic = Candidate(entity="e", words=["who", "<e>"], hand=0.5, steps=[BankStep(predicate="p", direction="out")],
+                           f1=0.0, f1_under={"no_topic": ANSWERS_NOTHING})
+    other = Candidate(entity="e", words=["who", "<e>"], hand=0.4, steps=[BankStep(predicate="q", direction="out")],
+                      f1=1.0, gold=True)
+    (read,) = under_convention([Example(id="x", question="who e", candidates=[only_topic, other])], "no_topic")
+    assert [c.steps[0].predicate for c in read.candidates] == ["q"]

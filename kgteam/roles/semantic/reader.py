@@ -28,7 +28,7 @@ from kgteam.protocols.payloads import CONFIDENCE_SUPPORT, CONFIDENCE_TEMPERATURE
 from kgteam.roles.semantic.paths import CHAIN_CONVENTIONS, PLAIN, ChainConvention, PathStep
 from kgteam.roles.semantic.scoring import PathScore, QuestionScorer
 from kgteam.roles.semantic.text import WH_WORDS, Token, stem
-from kgteam.tools.example_bank import Candidate, Example
+from kgteam.tools.example_bank import ANSWERS_NOTHING, Candidate, Example
 
 FEATURES_VERSION = 1
 # the learned pull (in logit units) of the question's words towards a path at which the reader
@@ -120,6 +120,7 @@ class TrainedReader:
     # Platt (a, b) for the join of two named entities (the shape reader's, which the reader does not
     # score): fitted on the examples' recorded joins, whose confidence no training changes
     join_calibration: tuple[float, float] | None = None
+    join_floor: float = 0.0  # the lowest recorded join confidence: below it the map has seen nothing
     # how the KG's examples count a chain's answers (a ``CHAIN_CONVENTIONS`` name): chains count so too
     convention: str = "default"
 
@@ -173,6 +174,7 @@ class TrainedReader:
                                                          if abs(v) >= 1e-5},
                 "taught": self.taught, "calibration": list(self.calibration) if self.calibration else None,
                 "join_calibration": list(self.join_calibration) if self.join_calibration else None,
+                "join_floor": self.join_floor,
                 "convention": self.convention, "stats": self.stats}
 
     @classmethod
@@ -183,6 +185,7 @@ class TrainedReader:
                    calibration=(float(cal[0]), float(cal[1])) if cal else None, stats=dict(data.get("stats") or {}),
                    kg=str(data["kg"]) if data.get("kg") else None,
                    join_calibration=(float(join[0]), float(join[1])) if join else None,
+                   join_floor=float(data.get("join_floor") or 0.0),
                    convention=str(data.get("convention") or "default"))
 
 
@@ -411,7 +414,11 @@ def under_convention(examples: Sequence[Example], name: str) -> list[Example]:
         if all(name not in c.f1_under for c in e.candidates):
             out.append(e)
             continue
-        cands = [c.model_copy(update={"f1": c.f1_under.get(name, c.f1)}) for c in e.candidates]
+        # a reading that answers nothing so is dropped at run time (``ANSWERS_NOTHING``)
+        cands = [c.model_copy(update={"f1": c.f1_under.get(name, c.f1)}) for c in e.candidates
+                 if c.f1_under.get(name, c.f1) != ANSWERS_NOTHING]
+        if not cands:
+            continue
         best = max(c.f1 for c in cands)
         out.append(e.model_copy(update={"candidates": [c.model_copy(update={"gold": best > 0 and c.f1 >= best - 1e-9})
                                                        for c in cands]}))
@@ -431,6 +438,7 @@ def teach(examples: Sequence[Example], *, k: int = 5, seed: int = 0) -> tuple[Tr
     reader.calibration = fit_calibration(held.pairs)
     joins = [(e.join.confidence, e.join.right) for e in examples if e.join is not None]
     reader.join_calibration = fit_calibration(joins, one_sided=True)
+    reader.join_floor = round(min((c for c, _ in joins), default=0.0), 4)
     reader.stats.update({"held_out": held.scored, "held_out_hand_hits1": round(held.hand_rate, 4),
                          "held_out_reader_hits1": round(held.reader_rate, 4),
                          "conventions": {name: list(c) for name, c in counts.items() if any(c)}})

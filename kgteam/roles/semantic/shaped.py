@@ -691,11 +691,13 @@ class ShapedReader:
                              f"{b.explain()}", [*a.steps, *b.steps], a.key + "&" + b.key)
 
     def _join_mapped(self, joined: ShapedReading) -> ShapedReading:
-        """A join, through the map fitted on the KG's recorded joins when its bank has one (a
-        count or an order over a join keeps the playbook's map: only plain joins were recorded)."""
+        """A join, through the map fitted on the KG's recorded joins when its bank has one and the
+        join's confidence is within what they recorded (below the lowest, the map would lift a join
+        no example vouched for); otherwise, and for a count or an order over a join (only plain
+        joins were recorded), the playbook's map."""
         joined.join = True
         reader = reader_of(getattr(self.tools, "reader", None))
-        if reader is None or reader.join_calibration is None:
+        if reader is None or reader.join_calibration is None or joined.confidence < reader.join_floor:
             return joined
         raw = joined.confidence
         joined.confidence = round(platt(raw, reader.join_calibration), 4)
