@@ -349,3 +349,16 @@ def test_a_reading_that_answers_nothing_under_the_convention_is_no_candidate_the
                       f1=1.0, gold=True)
     (read,) = under_convention([Example(id="x", question="who e", candidates=[only_topic, other])], "no_topic")
     assert [c.steps[0].predicate for c in read.candidates] == ["q"]
+
+
+def test_examples_naming_two_entities_fit_no_chain_map():
+    """Their single paths are never the answer (the join is): scored, they would tell the chain map
+    that every chain is a guess, and single-entity questions on that KG would go unanswered."""
+    from kgteam.roles.semantic.reader import teach
+
+    examples = _unnamed(40)
+    for e in examples:
+        for c in e.candidates:
+            c.words = [*c.words, "<e>"]
+    reader, held = teach(examples)
+    assert held.scored == 0 and reader.calibration is None
