@@ -25,7 +25,15 @@ from kgteam.roles.semantic.reader import masked_words, mean_strength
 from kgteam.roles.semantic.shape import read_shape
 from kgteam.roles.semantic.shaped import ShapedReader, mask_mentions, not_shape_words
 from kgteam.roles.semantic.text import tokenize
-from kgteam.tools.example_bank import ANSWERS_NOTHING, BankStep, Candidate, Example, ExampleBank, JoinRecord
+from kgteam.tools.example_bank import (
+    ANSWERS_NOTHING,
+    BankStep,
+    Candidate,
+    Example,
+    ExampleBank,
+    JoinRecord,
+    mark_best,
+)
 from kgteam.tools.types import ToolError
 
 
@@ -120,9 +128,7 @@ async def record_example(layer: SemanticLayer, item: DatasetItem, *, candidates:
             answers_key=answers_key(terms), f1_under=under))
     if len(mentions) >= 2:
         example.join = await _join(layer, item, mentions, gold_values)
-    best = max((c.f1 for c in example.candidates), default=0.0)
-    for c in example.candidates:
-        c.gold = best > 0 and c.f1 >= best - 1e-9
+    mark_best(example.candidates)
     gold = example.readings
     if gold:
         example.mention = gold[0].mention

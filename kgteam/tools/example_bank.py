@@ -97,6 +97,13 @@ class Example(BaseModel):
         return gold[0].entity if gold else self.question.lower()
 
 
+def mark_best(candidates: list[Candidate]) -> None:
+    """Mark right the candidates whose answers overlap the gold best (none when none overlaps)."""
+    best = max((c.f1 for c in candidates), default=0.0)
+    for c in candidates:
+        c.gold = best > 0 and c.f1 >= best - 1e-9
+
+
 class ExampleBank(BaseModel):
     model_config = ConfigDict(extra="forbid")
 

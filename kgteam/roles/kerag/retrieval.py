@@ -27,6 +27,7 @@ from kgteam.protocols.payloads import (
 from kgteam.roles.semantic.layer import SemanticLayer
 from kgteam.roles.semantic.path_planning import Limits, relation_path, score_paths, with_score
 from kgteam.roles.semantic.paths import PLAIN, ChainConvention, PathStep, RelationPath, path_query
+from kgteam.roles.semantic.reader import convention_of
 from kgteam.roles.semantic.scoring import PathScore, QuestionScorer, lexical_similarity
 from kgteam.roles.semantic.text import tokenize
 from kgteam.roles.semantic.topics import as_mention
@@ -132,7 +133,7 @@ async def retrieve(layer: SemanticLayer, question: str, topics: Sequence[TopicMe
     # Y" is not Y); a loose topic is as likely a relation word, so its entities may still be answers
     named_elsewhere = {t.text: {iri for o in topics if o.text != t.text and o.firm for iri in o.iris} for t in topics}
     executed: list[tuple[PlannedPath, PathScore, RelationPath, list[dict[str, Any]]]] = []
-    convention = layer.reader.chain_convention if layer.reader is not None else PLAIN
+    convention = convention_of(layer.reader)
     for path, score in scored:
         slot = (path.mention, len(path.steps) if several else 0)
         if runs.get(slot, 0) >= limits.executed:

@@ -16,14 +16,13 @@ from kgteam.protocols.evidence import RelationMatch
 from kgteam.protocols.payloads import RankedPath, RelationPaths, path_belief
 from kgteam.roles.semantic.mentions import Mention, spot_mentions
 from kgteam.roles.semantic.paths import (
-    PLAIN,
     PathStep,
     RelationPath,
     extend,
     first_hops,
     path_query,
 )
-from kgteam.roles.semantic.reader import ReaderScorer, TrainedReader, masked_words, reader_of
+from kgteam.roles.semantic.reader import ReaderScorer, TrainedReader, convention_of, masked_words, reader_of
 from kgteam.roles.semantic.scoring import (
     PathScore,
     QuestionScorer,
@@ -242,7 +241,7 @@ class SemanticLayer:
         executed = 0
         for path, score, mention in scored[:keep]:
             rp = _ranked(path, score, mention, self.reader)
-            rp.sparql = path_query(path, convention=self.reader.chain_convention if self.reader is not None else PLAIN)
+            rp.sparql = path_query(path, convention=convention_of(self.reader))
             if executed < self.settings.executed:
                 executed += 1
                 try:

@@ -28,7 +28,7 @@ from kgteam.protocols.payloads import CONFIDENCE_SUPPORT, CONFIDENCE_TEMPERATURE
 from kgteam.roles.semantic.paths import CHAIN_CONVENTIONS, PLAIN, ChainConvention, PathStep
 from kgteam.roles.semantic.scoring import PathScore, QuestionScorer
 from kgteam.roles.semantic.text import WH_WORDS, Token, stem
-from kgteam.tools.example_bank import ANSWERS_NOTHING, Candidate, Example
+from kgteam.tools.example_bank import ANSWERS_NOTHING, Candidate, Example, mark_best
 
 FEATURES_VERSION = 1
 # the learned pull (in logit units) of the question's words towards a path at which the reader
@@ -422,9 +422,8 @@ def under_convention(examples: Sequence[Example], name: str) -> list[Example]:
                  if c.f1_under.get(name, c.f1) != ANSWERS_NOTHING]
         if not cands:
             continue
-        best = max(c.f1 for c in cands)
-        out.append(e.model_copy(update={"candidates": [c.model_copy(update={"gold": best > 0 and c.f1 >= best - 1e-9})
-                                                       for c in cands]}))
+        mark_best(cands)
+        out.append(e.model_copy(update={"candidates": cands}))
     return out
 
 
@@ -487,10 +486,14 @@ class ReaderScorer(QuestionScorer):
 _PARSED: dict[int, tuple[dict[str, Any], TrainedReader]] = {}
 
 
-def chain_convention(tools: Any) -> ChainConvention:
-    """How the KG's examples taught its chains to count their answers (plain English without them)."""
-    reader = reader_of(getattr(tools, "reader", None))
+def convention_of(reader: TrainedReader | None) -> ChainConvention:
+    """How ``reader``'s examples taught chains to count their answers (plain English without one)."""
     return reader.chain_convention if reader is not None else PLAIN
+
+
+def chain_convention(tools: Any) -> ChainConvention:
+    """The convention of the trained reader a toolbox carries."""
+    return convention_of(reader_of(getattr(tools, "reader", None)))
 
 
 def reader_of(data: Any) -> TrainedReader | None:
