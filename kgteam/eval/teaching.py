@@ -27,6 +27,7 @@ from kgteam.roles.semantic.shaped import ShapedReader, mask_mentions, not_shape_
 from kgteam.roles.semantic.text import tokenize
 from kgteam.tools.example_bank import (
     ANSWERS_NOTHING,
+    BANK_CANDIDATES,
     BankStep,
     Candidate,
     Example,
@@ -102,7 +103,7 @@ def answers_key(terms: Sequence[Any]) -> str:
     return hashlib.blake2b("\n".join(sorted({t.value for t in terms})).encode(), digest_size=8).hexdigest()
 
 
-async def record_example(layer: SemanticLayer, item: DatasetItem, *, candidates: int = 30) -> Example:
+async def record_example(layer: SemanticLayer, item: DatasetItem, *, candidates: int = BANK_CANDIDATES) -> Example:
     """The example with its candidate readings and which of them reach the gold answers."""
     example = Example(id=item.id, question=item.question, sparql=item.gold_query,
                       answers=[a.label or a.iri or "" for a in item.answers])
@@ -157,7 +158,7 @@ async def _join(layer: SemanticLayer, item: DatasetItem, mentions: list[Mention]
     return JoinRecord(confidence=round(confidence, 4), f1=round(await _overlap(layer, item, terms, gold_values), 4))
 
 
-async def record_bank(layer: SemanticLayer, items: Sequence[DatasetItem], *, candidates: int = 30,
+async def record_bank(layer: SemanticLayer, items: Sequence[DatasetItem], *, candidates: int = BANK_CANDIDATES,
                       progress: Callable[[int, int], Any] | None = None, concurrency: int = 4) -> ExampleBank:
     """Every item recorded (see :func:`record_example`), ``concurrency`` at a time (their queries
     wait on the store, not on Python), in the items' order; an item whose queries fail is left out."""

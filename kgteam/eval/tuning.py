@@ -24,6 +24,7 @@ from kgteam.roles.semantic.mentions import spot_mentions
 from kgteam.roles.semantic.paths import PLAIN, ChainConvention, RelationPath, path_query, walked_back
 from kgteam.roles.semantic.scoring import PathScore
 from kgteam.roles.semantic.text import WH_WORDS, content_units
+from kgteam.tools.example_bank import BANK_CANDIDATES
 from kgteam.tools.lexicon import Lexicon
 from kgteam.tools.types import ToolError
 
@@ -46,7 +47,7 @@ class TuneReport(BaseModel):
 
 
 async def derive_lexicon(layer: SemanticLayer, items: Sequence[DatasetItem], *, min_count: int = 3,
-                         min_precision: float = 0.75, weak: float = 0.5, candidates: int = 30,
+                         min_precision: float = 0.75, weak: float = 0.5, candidates: int = BANK_CANDIDATES,
                          progress: Callable[[int, int], Any] | None = None) -> tuple[Lexicon, TuneReport]:
     """The phrases that name predicates in ``items`` (see the module docstring) and what was seen."""
     tools = layer.tools

@@ -23,6 +23,7 @@ from kgteam.protocols.errors import KgteamError
 EXAMPLES_FILE = "examples.json"
 ANSWERS_NOTHING = -1.0  # an F1 in ``Candidate.f1_under``: the reading answers nothing that way
 READER_FILE = "reader.json"
+BANK_CANDIDATES = 30  # the readings an example keeps: the hand scorer's best that answer something
 
 
 class BankError(KgteamError, ValueError):
