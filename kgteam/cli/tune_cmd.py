@@ -194,6 +194,9 @@ def save_reader(bank: object, folder: Path, *, dry_run: bool = False) -> None:
     typer.echo(f"reader trained on {reader.stats.get('examples', 0)} examples "
                f"({reader.stats.get('features', 0)} features) in {reader.stats.get('seconds', 0.0):.2f}s"
                + ("; confidence refit on held-out readings" if reader.calibration else ""))
+    if "held_out_unanswered_stated" in reader.stats:
+        typer.echo(f"asked as if their entity lacked what they ask ({len(held.unanswered)} examples), "
+                   f"{reader.stats['held_out_unanswered_stated']:.1%} would still get an answer (held out)")
     joins = reader.stats.get("joins", 0)
     if joins:
         typer.echo(f"{joins} examples were read as a join of two entities: their joins were right {reader.stats['joins_right']:.0%} "

@@ -15,14 +15,20 @@ from typer.testing import CliRunner
 from kgteam.cli.app import app
 from kgteam.eval.datasets import DatasetItem, GoldAnswer
 from kgteam.eval.teaching import record_bank, record_example
+from kgteam.protocols.payloads import CONFIDENCE_SUPPORT, platt
 from kgteam.roles.semantic import SemanticLayer
 from kgteam.roles.semantic.reader import (
+    NONE,
     ReaderScorer,
     TrainedReader,
     candidate_view,
     cross_fit,
     fit_calibration,
+    path_signature,
+    symbolic_features,
+    teach,
     train,
+    without_answer,
 )
 from kgteam.tools.example_bank import BankStep, Candidate, Example
 
@@ -362,3 +368,69 @@ def test_examples_naming_two_entities_fit_no_chain_map():
             c.words = [*c.words, "<e>"]
     reader, held = teach(examples)
     assert held.scored == 0 and reader.calibration is None
+
+
+def _genre_bank(topics: int) -> list[Example]:
+    """Two kinds of example share the word "genre": "what genre is X" (the genre step) and "what
+    genre are the films that share a director with X" (director, back, genre). The hand scorer
+    keeps the long path far down in the first kind, so training never pushes it down there."""
+    out = []
+    for t in range(topics):
+        for kind in ("A", "B"):
+            words = (["what", "genr", "is", "<e>"] if kind == "A"
+                     else ["what", "genr", "are", "the", "film", "that", "share", "director", "with", "<e>"])
+            gold = "genre" if kind == "A" else "dir>^dir>genre"
+            cands = [Candidate(entity=f"e{t}", words=words,
+                               steps=[BankStep(predicate=p.lstrip("^"), direction="in" if p[0] == "^" else "out")
+                                      for p in sig.split(">")],
+                               hand={"genre": 0.3, "dir": 0.0}.get(sig, -0.5), gold=sig == gold,
+                               f1=1.0 if sig == gold else 0.0)
+                     for sig in ("genre", "dir>^dir>genre", "dir", "genre>^genre")]
+            out.append(Example(id=f"{kind}{t}", question=" ".join(words), candidates=cands))
+    return out
+
+
+def test_an_example_asked_as_if_its_entity_lacked_the_answer_loses_its_readings_and_their_walks():
+    example = _genre_bank(1)[0]
+    lacking = without_answer(example)
+    assert lacking is not None
+    assert sorted(path_signature(c.steps) for c in lacking.candidates) == ["dir", "dir>^dir>genre"]
+    assert not any(c.gold for c in lacking.candidates)
+    only_right = example.model_copy(update={"candidates": [c for c in example.candidates if c.gold]})
+    assert without_answer(only_right) is None
+
+
+def test_the_reader_stops_vouching_for_a_path_one_word_pulls_when_the_asked_relation_is_missing():
+    """"What genre is X?" where X has no genre: the genre step's pull must not vouch for the genres
+    of X's director's other films (a taught MetaQA reader stated them)."""
+    bank = _genre_bank(100)
+    lacking = without_answer(bank[0])
+    assert lacking is not None
+    long_path = next(candidate_view(c) for c in lacking.candidates if len(c.steps) == 3)
+    golds = [candidate_view(c) for e in bank[:2] for c in e.candidates if c.gold]
+
+    plain = train(bank, unanswered=0.0)
+    assert NONE not in plain.weights
+    assert plain.support(long_path) == pytest.approx(CONFIDENCE_SUPPORT)  # the defect: fully named
+
+    reader = train(bank)
+    assert reader.weights[NONE] > 0
+    assert reader.support(long_path) < 0.5 * CONFIDENCE_SUPPORT
+    for view in golds:  # the readings the examples do name keep their support
+        assert reader.vouches(view)
+        assert reader.support(view) > 0.95 * CONFIDENCE_SUPPORT
+
+
+def test_a_one_step_paths_word_features_are_counted_once():
+    step = [BankStep(predicate="p", direction="out")]
+    naming, _ = symbolic_features(["who", "alpha", "<e>"], step, False)
+    assert len(naming) == len(set(naming))
+    reader = TrainedReader({"w=alpha|p": 0.6})
+    assert reader.symbolic(["who", "alpha", "<e>"], step, False)[0] == pytest.approx(0.6)
+
+
+def test_teach_says_how_many_answer_less_examples_would_still_be_answered():
+    reader, held = teach(_genre_bank(40))
+    assert len(held.unanswered) == held.scored  # each held-out example asked again without its answer
+    assert reader.stats["held_out_unanswered_stated"] == pytest.approx(
+        sum(platt(c, reader.calibration) >= 0.5 for c in held.unanswered) / len(held.unanswered))

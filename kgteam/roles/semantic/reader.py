@@ -232,10 +232,11 @@ def without_answer(example: Example) -> Example | None:
     """The example as if its entity lacked what it asks: its right readings gone, with every path
     that walks on from one (None: nothing else is left). Its right reading is then "none of these";
     what is left is what a reader would otherwise state ("what genre is X" with no genre for X
-    leaves the genres of X's director's other films)."""
+    leaves the genres of X's director's other films). Paths read with two named entities are left
+    out: the reader never scores them, so "none" beating them would teach it nothing but a bias."""
     gone = {path_signature(c.steps) for c in example.candidates if c.gold}
-    left = [c for c in example.candidates
-            if not any(sig == g or sig.startswith(g + ">") for g in gone for sig in [path_signature(c.steps)])]
+    left = [c for c in example.candidates if one_topic(c.words)
+            and not any(sig == g or sig.startswith(g + ">") for g in gone for sig in [path_signature(c.steps)])]
     if not gone or not left:
         return None
     return example.model_copy(update={"candidates": [c.model_copy(update={"gold": False, "f1": 0.0}) for c in left]})
@@ -270,7 +271,8 @@ def train(examples: Sequence[Example], *, l2: float | None = None, iterations: i
     for g, (e, none_right) in enumerate([*((e, False) for e in usable), *((u, True) for u in unasked)]):
         group_weight.append(each if none_right else 1.0)
         for c in e.candidates:
-            for k, v in features(candidate_view(c)).items():
+            # a path read with two named entities is scored by the hand scorer alone, as at run time
+            for k, v in (features(candidate_view(c)) if one_topic(c.words) else {}).items():
                 if v:
                     rows.append(r)
                     cols.append(vocab.setdefault(k, len(vocab)))
@@ -279,13 +281,14 @@ def train(examples: Sequence[Example], *, l2: float | None = None, iterations: i
             gold.append(c.gold)
             group.append(g)
             r += 1
-        rows.append(r)
-        cols.append(0)
-        vals.append(1.0)
-        base.append(0.0)
-        gold.append(none_right)
-        group.append(g)
-        r += 1
+        if unasked:  # "none of these" (a reader taught no made-up example has none)
+            rows.append(r)
+            cols.append(0)
+            vals.append(1.0)
+            base.append(0.0)
+            gold.append(none_right)
+            group.append(g)
+            r += 1
     taught: dict[str, list[str]] = {}
     for e in usable:
         for sig in dict.fromkeys(path_signature(c.steps) for c in e.readings):
@@ -317,7 +320,7 @@ def train(examples: Sequence[Example], *, l2: float | None = None, iterations: i
         s = 0.999 * s + 0.001 * grad * grad
         w -= lr * (m / (1 - 0.9**t)) / (np.sqrt(s / (1 - 0.999**t)) + 1e-8)
     names = list(vocab)
-    weights = {names[i]: float(w[i]) for i in np.flatnonzero(np.abs(w) >= 1e-5)}
+    weights = {names[i]: float(w[i]) for i in np.flatnonzero(np.abs(w) >= 1e-5) if i or unasked}
     if unasked:
         weights[NONE] = float(w[0])
     return TrainedReader(weights, taught, stats={"examples": n, "features": len(vocab), "unanswered": len(unasked),
