@@ -190,6 +190,10 @@ def read_reader_data(kg_folder: Path) -> dict[str, Any] | None:
     data = _read_json(file)
     if not isinstance(data, dict) or not isinstance(data.get("weights"), dict):
         raise BankError(f"{file}: not a trained reader (no weights)")
+    bad = next((k for k, v in data["weights"].items()
+                if isinstance(v, bool) or not isinstance(v, (int, float)) or not math.isfinite(v)), None)
+    if bad is not None:
+        raise BankError(f"{file}: weight {bad!r} must be a finite number, not {data['weights'][bad]!r}")
     for key in ("calibration", "join_calibration"):
         value = data.get(key)
         if value is not None and not (isinstance(value, list) and len(value) == 2

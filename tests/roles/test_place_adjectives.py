@@ -20,6 +20,7 @@ ex:Switzerland a ex:Country ; schema:name "Switzerland" ; skos:altLabel "Swiss C
 ex:German a ex:Language ; schema:name "German" .
 ex:Berlin a ex:City ; schema:name "Berlin" ; ex:inCountry ex:Germany .
 ex:Bern a ex:City ; schema:name "Bern" ; ex:inCountry ex:Switzerland .
+ex:BadenBaden a ex:City ; schema:name "Baden-Baden" ; ex:inCountry ex:Germany .
 ex:Germany ex:officialLanguage ex:German .
 ex:Switzerland ex:officialLanguage ex:German .
 """
@@ -61,3 +62,11 @@ async def test_an_adjective_before_a_noun_links_the_place_first(places):
 
 async def test_a_language_named_alone_stays_the_language(places):
     assert (await _linked("Where do people speak German?", places))["German"] == ["http://example.org/places/German"]
+
+
+async def test_a_name_inside_a_hyphenated_compound_is_a_mention_unless_the_whole_word_is_a_name(places):
+    got = await _linked("Is Bern a German-speaking city?", places)
+    assert "http://example.org/places/German" in got["German"]
+    assert (await _linked("Is Baden-Baden in Germany?", places))["Baden-Baden"] == ["http://example.org/places/BadenBaden"]
+    assert "Baden" not in await _linked("Is Baden-Baden in Germany?", places)
+    assert "well" not in await _linked("Is Bern a well-known city?", places)  # lower case: a word, not a name

@@ -337,7 +337,8 @@ def test_each_chain_convention_counts_its_own_answers():
 
 
 @pytest.mark.parametrize("broken", [{"weights": []}, {"weights": {}, "join_calibration": [1.0]},
-                                    {"weights": {}, "calibration": ["a", 1]}, {"weights": {}, "convention": 3}])
+                                    {"weights": {}, "calibration": ["a", 1]}, {"weights": {}, "convention": 3},
+                                    {"weights": {"none": "high"}}, {"weights": {"none": float("nan")}}])
 def test_a_broken_reader_file_is_a_clear_error(atelier_home, tmp_path, broken):
     shutil.copytree(atelier_home / "kgs" / "atelier", tmp_path / "kgs" / "atelier")
     (tmp_path / "kgs" / "atelier" / "reader.json").write_text(json.dumps(broken), encoding="utf-8")
@@ -434,3 +435,11 @@ def test_teach_says_how_many_answer_less_examples_would_still_be_answered():
     assert len(held.unanswered) == held.scored  # each held-out example asked again without its answer
     assert reader.stats["held_out_unanswered_stated"] == pytest.approx(
         sum(platt(c, reader.calibration) >= 0.5 for c in held.unanswered) / len(held.unanswered))
+
+
+def test_the_word_naming_the_answers_kind_is_crossed_with_the_last_step_only():
+    steps = [BankStep(predicate="p", direction="out"), BankStep(predicate="q", direction="in")]
+    naming, _ = symbolic_features(["which", "actor", "appear", "in", "<e>"], steps, False)
+    assert [f for f in naming if f.startswith("head=")] == ["head=actor|last=^q"]
+    for words in (["who", "direct", "<e>"], ["which", "<e>", "film"], ["where", "is", "<e>"]):
+        assert not any(f.startswith("head=") for f in symbolic_features(words, steps, False)[0])

@@ -128,6 +128,17 @@ async def spot_mentions(question: str, tools: Toolbox, *, max_ngram: int = 10, k
             found.append(m)
             for j in range(m.start, m.end):
                 covered[j] = True
+    for i, token in enumerate(tokens):  # "a French-language film", "the Oscar-winning actor": the name in a compound
+        head = token.text.split("-")[0]
+        if covered[i] or "-" not in token.text or len(head) < 3 or not head[:1].isupper():
+            continue
+        try:
+            hits = await tools["search_entities"](head, k=k) if await _may_name(head, tools, k) else []
+        except ToolError:
+            continue
+        if any(is_exact_hit(h, head) for h in hits):
+            found.append(Mention(head, i, i + 1, hits))
+            covered[i] = True
     for i, token in enumerate(tokens):  # "the Swiss capital", "a German city": the place, before the language
         if not _attributive_capital(tokens, lower, i):
             continue

@@ -9,7 +9,7 @@ scores at that temperature) is then the model's own probability among rivals.
 Features (sparse, by name, so the weights are readable JSON and nothing is pickled): the question's
 words with the mention masked, crossed with the path and with each step; the masked question as a
 whole (its template) crossed with the path; the question word crossed with the path and the hop
-count; hop count; whether the path ends at literals; and the hand scorer's numbers (its score,
+count; the word naming the answer's kind ("which *actors*") crossed with the last step; hop count; whether the path ends at literals; and the hand scorer's numbers (its score,
 weakest and mean word-to-relation strength, the unexplained rest).
 """
 
@@ -33,7 +33,7 @@ from kgteam.protocols.payloads import (
 )
 from kgteam.roles.semantic.paths import CHAIN_CONVENTIONS, PLAIN, ChainConvention, PathStep
 from kgteam.roles.semantic.scoring import PathScore, QuestionScorer
-from kgteam.roles.semantic.text import WH_WORDS, Token, stem
+from kgteam.roles.semantic.text import DETERMINER_WH, WH_WORDS, Token, stem
 from kgteam.tools.example_bank import ANSWERS_NOTHING, Candidate, Example, mark_best
 
 FEATURES_VERSION = 1
@@ -97,11 +97,22 @@ def symbolic_features(words: Sequence[str], steps: Sequence[Any], literal_end: b
     if literal_end:
         rest.append(f"literal|wh={wh}")
     targets = word_targets(sig)
+    head = kind_head(words)
+    if head is not None:  # "which *actors* ...": the answer's kind against the step that ends at it
+        naming.append(f"head={head}|{targets[-1]}")
     for w in set(words):
         if w == "<e>":
             continue
         naming += [f"w={w}|{t}" for t in targets]
     return naming, rest
+
+
+def kind_head(words: Sequence[str]) -> str | None:
+    """The word right after a question word that takes a noun ("which *actor*", "what *genr*"), if any."""
+    at = next((i for i, w in enumerate(words) if w in WH_WORDS), None)
+    if at is None or words[at] not in DETERMINER_WH or at + 1 >= len(words) or words[at + 1] == "<e>":
+        return None
+    return words[at + 1]
 
 
 def word_targets(sig: str) -> list[str]:
@@ -194,7 +205,9 @@ class TrainedReader:
     def none_weight(self, score: float) -> float:
         """The softmax weight, against a reading with this score, of "none of these readings":
         trained on the examples as if their entity lacked what they ask, it says how strongly the
-        examples must pull before they vouch for a reading (0 for a reader trained without)."""
+        examples must pull before they vouch for a reading (0 for a reader trained without). It is
+        one number on the scores' own scale: made relative to the hand scorer's best reading of the
+        question instead, it stated one more wrong answer of MetaQA's 100 shape questions."""
         bias = self.weights.get(NONE)
         if bias is None:
             return 0.0
