@@ -245,11 +245,17 @@ def without_answer(example: Example) -> Example | None:
     """The example as if its entity lacked what it asks: its right readings gone, with every path
     that walks on from one (None: nothing else is left). Its right reading is then "none of these";
     what is left is what a reader would otherwise state ("what genre is X" with no genre for X
-    leaves the genres of X's director's other films). Paths read with two named entities are left
-    out: the reader never scores them, so "none" beating them would teach it nothing but a bias."""
+    leaves the genres of X's director's other films).
+
+    Also left out: the paths a right reading walks on from (that they are not the answer is the
+    real example's lesson; "none" beating the films X directed, for "who wrote the films X
+    directed", taught a reader of 2-hop examples alone that "how many films did X direct" has no
+    reading), and paths read with two named entities (the reader never scores them, so "none"
+    beating them would teach it nothing but a bias)."""
     gone = {path_signature(c.steps) for c in example.candidates if c.gold}
     left = [c for c in example.candidates if one_topic(c.words)
-            and not any(sig == g or sig.startswith(g + ">") for g in gone for sig in [path_signature(c.steps)])]
+            and not any(sig == g or sig.startswith(g + ">") or g.startswith(sig + ">")
+                        for g in gone for sig in [path_signature(c.steps)])]
     if not gone or not left:
         return None
     return example.model_copy(update={"candidates": [c.model_copy(update={"gold": False, "f1": 0.0}) for c in left]})
