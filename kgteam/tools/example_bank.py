@@ -182,6 +182,16 @@ def write_bank(bank: ExampleBank, kg_folder: Path) -> Path:
     return write_json(bank.model_dump(exclude_defaults=True), kg_folder / EXAMPLES_FILE)
 
 
+def _finite(value: Any) -> bool:
+    """A JSON number a float holds (not a bool, not NaN or infinite, not an integer too large)."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        return False
+    try:
+        return math.isfinite(value)
+    except OverflowError:
+        return False
+
+
 def read_reader_data(kg_folder: Path) -> dict[str, Any] | None:
     """The trained reader's raw data in ``kg_folder`` (see ``roles.semantic.reader``); None without one."""
     file = kg_folder / READER_FILE
@@ -190,8 +200,7 @@ def read_reader_data(kg_folder: Path) -> dict[str, Any] | None:
     data = _read_json(file)
     if not isinstance(data, dict) or not isinstance(data.get("weights"), dict):
         raise BankError(f"{file}: not a trained reader (no weights)")
-    bad = next((k for k, v in data["weights"].items()
-                if isinstance(v, bool) or not isinstance(v, (int, float)) or not math.isfinite(v)), None)
+    bad = next((k for k, v in data["weights"].items() if not _finite(v)), None)
     if bad is not None:
         raise BankError(f"{file}: weight {bad!r} must be a finite number, not {data['weights'][bad]!r}")
     for key in ("calibration", "join_calibration"):

@@ -21,6 +21,9 @@ ex:German a ex:Language ; schema:name "German" .
 ex:Berlin a ex:City ; schema:name "Berlin" ; ex:inCountry ex:Germany .
 ex:Bern a ex:City ; schema:name "Bern" ; ex:inCountry ex:Switzerland .
 ex:BadenBaden a ex:City ; schema:name "Baden-Baden" ; ex:inCountry ex:Germany .
+ex:Baden schema:name "Baden" .
+ex:Well schema:name "Well" .
+ex:Mary schema:name "Mary" .
 ex:Germany ex:officialLanguage ex:German .
 ex:Switzerland ex:officialLanguage ex:German .
 """
@@ -70,3 +73,4 @@ async def test_a_name_inside_a_hyphenated_compound_is_a_mention_unless_the_whole
     assert (await _linked("Is Baden-Baden in Germany?", places))["Baden-Baden"] == ["http://example.org/places/BadenBaden"]
     assert "Baden" not in await _linked("Is Baden-Baden in Germany?", places)
     assert "well" not in await _linked("Is Bern a well-known city?", places)  # lower case: a word, not a name
+    assert "Mary" not in await _linked("Is Mary-Kate in Bern?", places)  # two capitalised parts: one name

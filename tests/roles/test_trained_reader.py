@@ -24,6 +24,7 @@ from kgteam.roles.semantic.reader import (
     candidate_view,
     cross_fit,
     fit_calibration,
+    kind_head,
     path_signature,
     symbolic_features,
     teach,
@@ -399,6 +400,9 @@ def test_an_example_asked_as_if_its_entity_lacked_the_answer_loses_its_readings_
     assert not any(c.gold for c in lacking.candidates)
     only_right = example.model_copy(update={"candidates": [c for c in example.candidates if c.gold]})
     assert without_answer(only_right) is None
+    walked_on = without_answer(_genre_bank(1)[1])  # "... the films that share a director with X"
+    assert walked_on is not None
+    assert sorted(path_signature(c.steps) for c in walked_on.candidates) == ["genre", "genre>^genre"]  # not "dir"
 
 
 def test_the_reader_stops_vouching_for_a_path_one_word_pulls_when_the_asked_relation_is_missing():
@@ -441,5 +445,32 @@ def test_the_word_naming_the_answers_kind_is_crossed_with_the_last_step_only():
     steps = [BankStep(predicate="p", direction="out"), BankStep(predicate="q", direction="in")]
     naming, _ = symbolic_features(["which", "actor", "appear", "in", "<e>"], steps, False)
     assert [f for f in naming if f.startswith("head=")] == ["head=actor|last=^q"]
-    for words in (["who", "direct", "<e>"], ["which", "<e>", "film"], ["where", "is", "<e>"]):
+    for words in (["who", "direct", "<e>"], ["which", "<e>", "film"], ["where", "is", "<e>"], ["what", "is", "the", "genr"]):
         assert not any(f.startswith("head=") for f in symbolic_features(words, steps, False)[0])
+    assert kind_head(["how", "many", "film", "did", "<e>", "direct"]) == "film"
+
+
+async def test_at_run_time_the_examples_vouching_is_worth_their_belief_against_none(atelier_tools):
+    """The layer's support for a path the examples vouch for: full without "none", back to the hand
+    scorer's own naming against a "none" the path cannot beat."""
+    from kgteam.roles.semantic.text import stem
+
+    box, question = atelier_tools.toolbox(), "What is the Heron Vase about?"
+    hand = await SemanticLayer(box, reader=None).rank(question)
+    unnamed = next(p for p in hand.paths if p.hops == 1 and p.steps[0].predicate == A + "shapedWith")
+    assert unnamed.support < 0.5 * CONFIDENCE_SUPPORT  # no word names it for the hand scorer
+    taught = {f"w={stem('about')}|{A}shapedWith": 3.0}
+
+    async def support(weights):
+        ranking = await SemanticLayer(box, reader=TrainedReader(weights)).rank(question)
+        return next(p.support for p in ranking.paths if p.key == unnamed.key)
+
+    assert await support(taught) == pytest.approx(CONFIDENCE_SUPPORT)
+    assert await support({**taught, NONE: 60.0}) == pytest.approx(unnamed.support, abs=1e-3)
+
+
+def test_the_none_weight_survives_the_reader_file_however_small():
+    reader = TrainedReader({"w=a|p": 0.5, NONE: 3e-6})
+    again = TrainedReader.from_json(json.loads(json.dumps(reader.to_json())))
+    assert again.weights[NONE] == pytest.approx(0.0, abs=1e-5)  # rounded, but there
+    assert again.none_weight(0.0) > 0 and TrainedReader({"w=a|p": 0.5}).none_weight(0.0) == 0.0

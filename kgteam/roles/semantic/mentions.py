@@ -129,8 +129,10 @@ async def spot_mentions(question: str, tools: Toolbox, *, max_ngram: int = 10, k
             for j in range(m.start, m.end):
                 covered[j] = True
     for i, token in enumerate(tokens):  # "a French-language film", "the Oscar-winning actor": the name in a compound
-        head = token.text.split("-")[0]
-        if covered[i] or "-" not in token.text or len(head) < 3 or not head[:1].isupper():
+        head, _, rest = token.text.partition("-")
+        # a name of two capitalised parts ("Mary-Kate") is one name, and a question's first word
+        # is capitalised whatever it is
+        if covered[i] or i == 0 or len(head) < 3 or not head[:1].isupper() or not rest[:1].islower():
             continue
         try:
             hits = await tools["search_entities"](head, k=k) if await _may_name(head, tools, k) else []

@@ -10,7 +10,9 @@ Features (sparse, by name, so the weights are readable JSON and nothing is pickl
 words with the mention masked, crossed with the path and with each step; the masked question as a
 whole (its template) crossed with the path; the question word crossed with the path and the hop
 count; the word naming the answer's kind ("which *actors*") crossed with the last step; hop count; whether the path ends at literals; and the hand scorer's numbers (its score,
-weakest and mean word-to-relation strength, the unexplained rest).
+weakest and mean word-to-relation strength, the unexplained rest). One more learned number,
+"none of these readings", is what a reading must beat before the examples vouch for it
+(:func:`without_answer`).
 """
 
 from __future__ import annotations
@@ -33,7 +35,7 @@ from kgteam.protocols.payloads import (
 )
 from kgteam.roles.semantic.paths import CHAIN_CONVENTIONS, PLAIN, ChainConvention, PathStep
 from kgteam.roles.semantic.scoring import PathScore, QuestionScorer
-from kgteam.roles.semantic.text import DETERMINER_WH, WH_WORDS, Token, stem
+from kgteam.roles.semantic.text import DETERMINER_WH, STOPWORDS, WH_WORDS, Token, stem
 from kgteam.tools.example_bank import ANSWERS_NOTHING, Candidate, Example, mark_best
 
 FEATURES_VERSION = 1
@@ -108,11 +110,15 @@ def symbolic_features(words: Sequence[str], steps: Sequence[Any], literal_end: b
 
 
 def kind_head(words: Sequence[str]) -> str | None:
-    """The word right after a question word that takes a noun ("which *actor*", "what *genr*"), if any."""
+    """The noun right after a question word that takes one ("which *actor*", "what *genr*", "how
+    many *film*"), if any; not a function word ("what *is* the genre")."""
     at = next((i for i, w in enumerate(words) if w in WH_WORDS), None)
-    if at is None or words[at] not in DETERMINER_WH or at + 1 >= len(words) or words[at + 1] == "<e>":
+    if at is not None and words[at] == "how" and at + 1 < len(words) and words[at + 1] == "many":
+        at += 1
+    if at is None or words[at] not in DETERMINER_WH or at + 1 >= len(words):
         return None
-    return words[at + 1]
+    head = words[at + 1]
+    return None if head == "<e>" or head in STOPWORDS or head in WH_WORDS else head
 
 
 def word_targets(sig: str) -> list[str]:
@@ -215,7 +221,7 @@ class TrainedReader:
 
     def to_json(self) -> dict[str, Any]:
         return {"version": FEATURES_VERSION, "weights": {k: round(v, 5) for k, v in self.weights.items()
-                                                         if abs(v) >= 1e-5},
+                                                         if abs(v) >= 1e-5 or k == NONE},
                 "taught": self.taught, "calibration": list(self.calibration) if self.calibration else None,
                 "join_calibration": list(self.join_calibration) if self.join_calibration else None,
                 "join_floor": self.join_floor,
@@ -243,7 +249,7 @@ def _usable(examples: Sequence[Example]) -> list[Example]:
 
 def without_answer(example: Example) -> Example | None:
     """The example as if its entity lacked what it asks: its right readings gone, with every path
-    that walks on from one (None: nothing else is left). Its right reading is then "none of these";
+    that walks on from one (None: it has no right reading, or nothing else is left). Its right reading is then "none of these";
     what is left is what a reader would otherwise state ("what genre is X" with no genre for X
     leaves the genres of X's director's other films).
 
@@ -269,9 +275,9 @@ def train(examples: Sequence[Example], *, l2: float | None = None, iterations: i
     scorer still weighs as much as they do; with 400 they may overrule it (on held-out MetaQA and
     PathQuestion readings 1/n beat a fixed 0.05 by 1-4 points at 100-400 examples, and tied at 25).
 
-    Every example also has the reading "none of these" (one learned number, ``NONE``), which its
-    right readings must beat; and each example is asked again as if its entity lacked what it asks
-    (:func:`without_answer`), where "none" is right. Those weigh ``unanswered`` of the real ones in
+    With ``unanswered`` above 0, every example also has the reading "none of these" (one learned
+    number, ``NONE``), which its right readings must beat; and each example is asked again as if
+    its entity lacked what it asks (:func:`without_answer`), where "none" is right. Those weigh ``unanswered`` of the real ones in
     all: they teach the reader that one word's pull towards a path's last step is not the question
     naming the path."""
     started = time.perf_counter()
@@ -286,7 +292,8 @@ def train(examples: Sequence[Example], *, l2: float | None = None, iterations: i
     group: list[int] = []
     group_weight: list[float] = []
     r = 0
-    each = unanswered * len(usable) / len(unasked) if unasked else 0.0
+    # half the real examples' weight in all, spread over the made-up ones, none weighing more than a real one
+    each = min(1.0, unanswered * len(usable) / len(unasked)) if unasked else 0.0
     for g, (e, none_right) in enumerate([*((e, False) for e in usable), *((u, True) for u in unasked)]):
         group_weight.append(each if none_right else 1.0)
         for c in e.candidates:
