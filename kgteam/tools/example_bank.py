@@ -205,8 +205,7 @@ def read_reader_data(kg_folder: Path) -> dict[str, Any] | None:
         raise BankError(f"{file}: weight {bad!r} must be a finite number, not {data['weights'][bad]!r}")
     for key in ("calibration", "join_calibration"):
         value = data.get(key)
-        if value is not None and not (isinstance(value, list) and len(value) == 2
-                                      and all(isinstance(v, (int, float)) and math.isfinite(v) for v in value)):
+        if value is not None and not (isinstance(value, list) and len(value) == 2 and all(_finite(v) for v in value)):
             raise BankError(f"{file}: {key} must be two numbers (a Platt map) or null, not {value!r}")
     if not isinstance(data.get("convention", "default"), str):
         raise BankError(f"{file}: convention must be a name, not {data['convention']!r}")
