@@ -306,3 +306,58 @@ def test_a_load_writes_one_segment_per_kind(tmp_path):
     assert {kind: idx._searchers[kind].num_segments for kind in ("entity", "relation")} == {"entity": 1,
                                                                                             "relation": 1}
     assert [h.iri for h in idx.search_names("Person Numbr 2999", k=1)] == ["http://x/e2999"]
+
+
+def test_format_two_indexes_the_grams_the_query_asks_for(tmp_path):
+    """Format 2 lets tantivy cut the 3-grams; every gram the query side makes must be a term of the
+    label's document, or a misspelt name would lose the grams that find it."""
+    import tantivy
+
+    from kgteam.tools.backends.tantivy_index import FORMAT_VERSION
+
+    labels = ["Zoë Saldaña", "Up", "Mary-Kate Olsen", "aaaa", "The Lord of the Rings: The Two Towers"]
+    with TantivyLabelIndexWriter(tmp_path / "ix") as w:
+        for i, label in enumerate(labels):
+            w.add(LabelDoc(f"{E}l{i}", "entity", [label]))
+    ix = TantivyLabelIndex(tmp_path / "ix")
+    assert ix.format == FORMAT_VERSION == 2
+    searcher = ix._searchers["entity"]
+    for i, label in enumerate(labels):
+        for gram in label_grams(normalize_label(label)):
+            hits = searcher.search(tantivy.Query.term_query(ix._schema, "grams", gram), 10).hits
+            found = {searcher.doc(addr).get_first("iri") for _, addr in hits}
+            assert f"{E}l{i}" in found, (label, gram)
+    # a typo that only the grams and the fuzzy passes can bridge
+    assert iris(ix.search("Zoe Saldanna", 1)) == [E + "l0"]
+    # the fields only read back hold no terms, and still read back
+    for field, value in (("iri", E + "l2"), ("label", "Mary-Kate Olsen"), ("matched", "Up")):
+        assert searcher.search(tantivy.Query.term_query(ix._schema, field, value), 10).hits == []
+    assert ix.label_of([E + "l2", E + "l1"]) == {E + "l2": "Mary-Kate Olsen", E + "l1": "Up"}
+    assert ix.search("up", 1)[0].matched == "Up"
+    ix.close()
+
+
+def test_format_one_index_still_opens_and_is_appended_to_in_its_own_format(tmp_path):
+    path = tmp_path / "old"
+    with TantivyLabelIndexWriter(path, format=1) as w:
+        w.add(LabelDoc(E + "a", "entity", ["Alpha Centauri"]))
+    with TantivyLabelIndexWriter(path) as w:  # appends in format 1, not 2
+        assert w.format == 1
+        w.add(LabelDoc(E + "b", "entity", ["Beta Pictoris"]))
+    ix = TantivyLabelIndex(path)
+    assert ix.format == 1
+    assert iris(ix.search("Alpha Centuari", 1)) == [E + "a"]
+    assert iris(ix.search("Beta Pictoris", 1)) == [E + "b"]
+    ix.close()
+
+
+def test_unknown_format_is_a_clear_error(tmp_path):
+    path = tmp_path / "future"
+    with TantivyLabelIndexWriter(path) as w:
+        w.add(LabelDoc(E + "a", "entity", ["Alpha"]))
+    meta = path / "labels.json"
+    meta.write_text(meta.read_text().replace('"format": 2', '"format": 9'))
+    with pytest.raises(ValueError, match="format 9.*load the KG again"):
+        TantivyLabelIndex(path)
+    with pytest.raises(ValueError, match="format 9"):
+        TantivyLabelIndexWriter(path)

@@ -547,6 +547,20 @@ class _IndexWorker(_FedThread):
         self.thread.join()
 
 
+@contextlib.contextmanager
+def _gc_paused() -> Iterator[None]:
+    """The cyclic garbage collector off while a load reads: the reading loop makes no cycles, but
+    its millions of small objects set off collections that walked the growing name tables again
+    and again (a sixth of the reading thread's samples at 1M facts)."""
+    was_on = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if was_on:
+            gc.enable()
+
+
 def _when_done(call: Callable[[str], None], what: str) -> Iterator[ox.Quad]:
     """No quads; calls ``call(what)`` when the stream reaches it (the bulk loader's last batch
     is written after that, for seconds to a minute on millions of triples)."""
@@ -568,21 +582,22 @@ def _build_into(tmp: Path, name: str, inputs: list[_Input], base: str, rep: _Rep
         labeller = _Labeller(col, index)
         store = ox.Store(str(tmp / STORE_DIR))
         try:
-            if n_rdf == 0:  # names only: every label is known at first sight, the text goes to the bulk loader
-                loader = _StoreLoader(store)
-                try:
-                    # every name is labelled where it first appears: nothing is left for the end
-                    loader.load(itertools.chain.from_iterable(_source_lines(inp, col, rep, inverse_suffix, labeller)
-                                                              for inp in inputs))
-                    rep.finish("writing the store")
-                    loader.finish()
-                except BaseException:
-                    loader.cancel()
-                    raise
-            else:
-                streams = [_source_quads(inp, i, col, rep, inverse_suffix) for i, inp in enumerate(inputs)]
-                store.bulk_extend(itertools.chain(*streams, labeller.remaining(), _when_done(rep.finish,
-                                                                                             "writing the store")))
+            with _gc_paused():
+                if n_rdf == 0:  # names only: every label is known at first sight, the text goes to the bulk loader
+                    loader = _StoreLoader(store)
+                    try:
+                        # every name is labelled where it first appears: nothing is left for the end
+                        loader.load(itertools.chain.from_iterable(
+                            _source_lines(inp, col, rep, inverse_suffix, labeller) for inp in inputs))
+                        rep.finish("writing the store")
+                        loader.finish()
+                    except BaseException:
+                        loader.cancel()
+                        raise
+                else:
+                    streams = [_source_quads(inp, i, col, rep, inverse_suffix) for i, inp in enumerate(inputs)]
+                    store.bulk_extend(itertools.chain(*streams, labeller.remaining(),
+                                                      _when_done(rep.finish, "writing the store")))
             store.flush()
             total_triples = len(store)
             if not any(i.records for i in inputs):
