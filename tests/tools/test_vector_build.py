@@ -138,3 +138,47 @@ def test_ivf_index_round_trips_and_finds_near_duplicates(tmp_path: Path):
     assert np.array_equal(again.search(queries, 3)[1], index.search(queries, 3)[1])
     with pytest.raises(Exception, match="holds 3000 rows"):
         VectorIndex.open(tmp_path / "t", 32, "ivf", 2999)
+
+
+def _vector_rows(folder: Path) -> dict[tuple[str, str, str], tuple[str, str, str, np.ndarray]]:
+    """(s, p, o) IRIs -> their labels and vector, from a vectors/ folder with an exact index."""
+    import json
+
+    terms = json.loads((folder / "terms.json").read_text(encoding="utf-8"))
+    ids = np.load(folder / "triples.ids.npy")
+    matrix = np.load(folder / "triples.npy")
+    values, labels = terms["values"], terms["labels"]
+    return {(values[s], values[p], values[o]): (labels[s], labels[p], labels[o], matrix[row])
+            for row, (s, p, o) in enumerate(ids.tolist())}
+
+
+def test_a_name_triple_load_builds_from_the_facts_it_met_the_same_index_the_store_gives(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
+    """The load keeps each fact's term ids as it reads (no second pass over the store); its index
+    must hold the same distinct facts, names and vectors as one built by reading the store back."""
+    import json
+
+    src = tmp_path / "kb.txt"
+    lines = ["Kismet|directed_by|William Dieterle", "Kismet|release_year|1944",
+             "Kismet|directed_by|William Dieterle",  # a duplicate line: one fact
+             "Ocean's_Eleven|starred_actors|Zoë  Saldaña", "Up|has_genre|Animation", "1944|has_tags|Up"]
+    src.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    read_back: list[int] = []
+    real_chunks = stream._chunks
+    monkeypatch.setattr(stream, "_chunks", lambda *a, **k: read_back.append(1) or real_chunks(*a, **k))
+    m = build_kg(src, "met", home=tmp_path, format="metaqa", progress=False, embed=True, vectors="triples")
+    assert read_back == []  # the load's own facts were used
+    assert m.vectors is not None and m.vectors.triples == m.counts.facts == 5  # 6 lines, 5 distinct facts
+    met = _vector_rows(m.path / "vectors")
+    store = ox.Store.read_only(str(m.path / "store"))
+    scanned_dir = tmp_path / "scanned"
+    build_vectors(store, scanned_dir, default_embedder(), triples=True)
+    assert read_back == [1]
+    scanned = _vector_rows(scanned_dir)
+    assert set(met) == set(scanned)
+    assert json.loads((m.path / "vectors" / "relations.json").read_text())["iris"] == \
+        json.loads((scanned_dir / "relations.json").read_text())["iris"]
+    for key, (s, p, o, vec) in met.items():
+        assert (s, p, o) == scanned[key][:3]
+        assert np.allclose(vec, scanned[key][3], atol=1e-5)
+    assert ("Ocean's Eleven", "starred actors", "Zoë Saldaña") in {v[:3] for v in met.values()}

@@ -68,6 +68,7 @@ from kgteam.tools.loading.text_readers import (
     read_tsv,
 )
 from kgteam.tools.naming import DEFAULT_NAMING, Naming
+from kgteam.tools.vectors.met_facts import MetFacts
 from kgteam.tools.vectors.policy import VECTORS_MODES, VectorsMode, wants_triples
 from kgteam.tools.vectors.stream import DEFAULT_MEMORY_MB
 
@@ -98,6 +99,7 @@ class _Collected:
     naming: Naming = DEFAULT_NAMING
     rdf_labels: LabelCollector = field(init=False)
     label_triples: int = 0
+    met: MetFacts | None = None  # the facts' term ids, when the vectors will want them
 
     def __post_init__(self) -> None:
         self.rdf_labels = LabelCollector(self.naming)
@@ -187,6 +189,9 @@ def _text_lines(triples: Iterator[NameTriple], col: _Collected, inp: _Input, rep
     relations = col.text_relations
     source = str(inp.path)
     fresh: list[tuple[str, str, str]] = []
+    met = col.met
+    term_ids = met.ids if met is not None else None
+    met_rows = met.rows if met is not None else None
     n = reported = 0
     next_report = _REPORT_EVERY
     try:
@@ -203,6 +208,11 @@ def _text_lines(triples: Iterator[NameTriple], col: _Collected, inp: _Input, rep
             if rt is None:
                 rt = relations[r] = f"<{mint_relation_iri(base, r)}>"
                 fresh.append((rt, "relation", r))
+            if met_rows is not None:
+                if fresh:
+                    for term, _kind, _name in fresh:
+                        met.term(term)  # type: ignore[union-attr]
+                met_rows.extend((term_ids[st], term_ids[rt], term_ids[ot]))  # type: ignore[index]
             n += 1
             if n == next_report:
                 next_report += _REPORT_EVERY
@@ -356,6 +366,8 @@ class _Labeller:
                 primary = iri_label(iri, predicate=kind == "relation")
             out.append((RDFS_LABEL, primary))
             col.label_triples += len(out)
+        if col.met is not None:
+            col.met.names[iri] = primary
         if found:
             kept = found.aliases(primary)
             aliases = kept + [a for a in aliases if a not in kept]
@@ -499,10 +511,13 @@ class _IndexWorker(_FedThread):
         self.batch: list[LabelDoc] = []
         self.submitted = 0
         self.indexed = 0
+        self.ended = False
         self.cancelled = threading.Event()
         self.thread.start()
 
     def put(self, doc: LabelDoc) -> None:
+        if self.ended:
+            raise RuntimeError("the label index's input has ended")
         self.batch.append(doc)
         self.submitted += 1
         if len(self.batch) >= self._BATCH:
@@ -526,12 +541,20 @@ class _IndexWorker(_FedThread):
         except BaseException as exc:  # reported to the main thread by _send()/finish()
             self.error = exc
 
-    def finish(self, rep: _Reporter) -> int:
-        """Flushes, waits for the commit (reporting progress), re-raises a worker failure."""
+    def end_input(self) -> None:
+        """No more documents: sends the last batch and lets the worker commit while the caller
+        goes on (the store's last write, the vectors); :meth:`finish` then waits for it."""
+        if self.ended:
+            return
         if self.batch:
             self._send(self.batch)
             self.batch = []
         self._send(None)
+        self.ended = True
+
+    def finish(self, rep: _Reporter) -> int:
+        """Flushes, waits for the commit (reporting progress), re-raises a worker failure."""
+        self.end_input()
         while self.thread.is_alive():
             rep.index(self.indexed, self.submitted)
             self.thread.join(0.2)
@@ -577,6 +600,8 @@ def _build_into(tmp: Path, name: str, inputs: list[_Input], base: str, rep: _Rep
     tmp.mkdir(parents=True)
     col = _Collected(base=base, entity_labels=entity_labels[0], relation_labels=relation_labels[0], naming=naming)
     n_rdf = sum(1 for i in inputs if i.format in RDF_FORMATS)
+    if n_rdf == 0 and embedder is not None and vectors_mode in ("auto", "triples"):
+        col.met = MetFacts()  # a name-triple load keeps its facts' ids for the triple vectors
     index = _IndexWorker(tmp / LABELS_DIR)
     try:
         labeller = _Labeller(col, index)
@@ -589,6 +614,7 @@ def _build_into(tmp: Path, name: str, inputs: list[_Input], base: str, rep: _Rep
                         # every name is labelled where it first appears: nothing is left for the end
                         loader.load(itertools.chain.from_iterable(
                             _source_lines(inp, col, rep, inverse_suffix, labeller) for inp in inputs))
+                        index.end_input()  # every name is labelled: commit while the store writes
                         rep.finish("writing the store")
                         loader.finish()
                     except BaseException:
@@ -608,9 +634,11 @@ def _build_into(tmp: Path, name: str, inputs: list[_Input], base: str, rep: _Rep
                 from kgteam.tools.vectors.store import build_vectors
 
                 facts = total_triples - col.label_triples
+                met = col.met if col.met is not None and col.met.usable(set(naming.extra)) else None
                 vectors = build_vectors(store, tmp / VECTORS_DIR, embedder, progress=rep.embed, naming=naming,
                                         triples=wants_triples(vectors_mode, facts), facts=facts,
-                                        memory_mb=memory_mb)
+                                        memory_mb=memory_mb, met=met)
+                col.met = None
         finally:
             del store
             gc.collect()  # the RocksDB handle must be released before the folder is renamed

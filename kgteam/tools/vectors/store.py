@@ -22,6 +22,7 @@ from kgteam.tools.loading.layout import VECTORS_DIR
 from kgteam.tools.loading.manifest import VectorsInfo
 from kgteam.tools.naming import DEFAULT_NAMING, Naming
 from kgteam.tools.vectors.index import EXACT_MAX_ROWS, VectorIndex
+from kgteam.tools.vectors.met_facts import MetFacts
 from kgteam.tools.vectors.stream import DEFAULT_MEMORY_MB, build_triple_index
 from kgteam.tools.vectors.verbalise import fact_predicates, read_labels, relation_texts
 
@@ -48,15 +49,16 @@ def _embed_all(embedder: Embedder, texts: list[str], what: str, progress: EmbedP
 def build_vectors(store: ox.Store, folder: Path, embedder: Embedder, *, triples: bool = True,
                   progress: EmbedProgress | None = None, ann_threshold: int = EXACT_MAX_ROWS,
                   naming: Naming = DEFAULT_NAMING, facts: int | None = None,
-                  memory_mb: int = DEFAULT_MEMORY_MB) -> VectorsInfo:
+                  memory_mb: int = DEFAULT_MEMORY_MB, met: MetFacts | None = None) -> VectorsInfo:
     """Embeds the store's relations (and facts) into ``folder`` (created; must not exist yet).
 
     ``facts`` (the KG's fact count, for progress totals; default: the store's size) and
-    ``memory_mb`` (the triple build's budget) matter only with ``triples``."""
+    ``memory_mb`` (the triple build's budget) matter only with ``triples``. ``met``: the facts and
+    names the load met, instead of reading them back from the store."""
     started = time.perf_counter()
     folder.mkdir(parents=True)
-    predicates = fact_predicates(store, naming)
-    labels = read_labels(store, naming, None if triples else predicates)
+    predicates = met.predicates() if met is not None else fact_predicates(store, naming)
+    labels = met.names if met is not None else read_labels(store, naming, None if triples else predicates)
     iris, texts, owners = relation_texts(store, labels, naming, predicates)
     rel_vecs = _embed_all(embedder, texts, "relations", progress)
     np.save(folder / "relations.npy", rel_vecs, allow_pickle=False)
@@ -67,7 +69,7 @@ def build_vectors(store: ox.Store, folder: Path, embedder: Embedder, *, triples:
     if triples:
         table, n_triples, kind = build_triple_index(
             store, folder, embedder, labels, naming, facts=len(store) if facts is None else facts,
-            progress=progress, ann_threshold=ann_threshold, memory_mb=memory_mb)
+            progress=progress, ann_threshold=ann_threshold, memory_mb=memory_mb, met=met)
         (folder / "terms.json").write_text(json.dumps(table.to_json()), encoding="utf-8")
     info = VectorsInfo(embedder=embedder.name, dim=embedder.dim, relations=len(iris), relation_rows=len(texts),
                        triples=n_triples, triples_kind=kind, build_seconds=round(time.perf_counter() - started, 3))

@@ -26,6 +26,7 @@ from kgteam.tools.embedding.base import Embedder, EmbeddingError
 from kgteam.tools.naming import Naming
 from kgteam.tools.vectors.compose import FactComposer, additive, sentence
 from kgteam.tools.vectors.index import IVF_TRAIN_ROWS, IVFBuilder, VectorIndex
+from kgteam.tools.vectors.met_facts import MetFacts
 from kgteam.tools.vectors.verbalise import TermTable, fact_triples
 
 DEFAULT_MEMORY_MB = 1024
@@ -97,18 +98,34 @@ def _ahead(chunks: Iterator[tuple[np.ndarray, list[str]]]) -> Iterator[tuple[np.
             worker.join(0.05)
 
 
+def _spilled(spill: Path, dim: int, start: int, stop: int) -> np.ndarray:
+    """Rows ``start:stop`` of the spill file as float32, read (not mapped: pages of a 2 GB map
+    that a build has walked count in its resident memory)."""
+    with open(spill, "rb") as fh:
+        fh.seek(start * dim * 2)
+        rows = np.fromfile(fh, dtype=np.float16, count=(stop - start) * dim)
+    return rows.reshape(-1, dim).astype(np.float32)
+
+
 def build_triple_index(store: ox.Store, folder: Path, embedder: Embedder, labels: dict[str, str], naming: Naming,
                        *, facts: int, progress: StepProgress | None = None, ann_threshold: int,
-                       memory_mb: int = DEFAULT_MEMORY_MB) -> tuple[TermTable, int, str]:
+                       memory_mb: int = DEFAULT_MEMORY_MB, met: MetFacts | None = None,
+                       ) -> tuple[TermTable, int, str]:
     """Writes ``triples.{npy,ivf}`` and ``triples.ids.npy`` into ``folder``; returns the term
-    table, the rows indexed and the index kind. ``facts`` (an estimate) sizes the progress bars."""
+    table, the rows indexed and the index kind. ``facts`` (an estimate) sizes the progress bars.
+    ``met``: the facts as the load met them; else they are read from the store."""
 
     def report(what: str, done: int, total: int) -> None:
         if progress is not None:
             progress(what, done, total)
 
     rows = chunk_rows(memory_mb, embedder.dim)
-    table = TermTable()
+    if met is not None:
+        table = met.table()
+        met_ids = met.fact_ids()
+        facts = len(met_ids)
+    else:
+        table = TermTable()
     spill = folder / SPILL
     id_chunks: list[np.ndarray] = []
     n = 0
@@ -118,7 +135,9 @@ def build_triple_index(store: ox.Store, folder: Path, embedder: Embedder, labels
             adds = additive(embedder)
             composer = FactComposer(adds, table) if adds is not None else None
             # with an additive embedder, the verbalising thread makes no sentences
-            for ids, sentences in _ahead(_chunks(store, labels, table, naming, rows, texts=composer is None)):
+            chunks = ((met_ids[i : i + rows], []) for i in range(0, facts, rows)) if met is not None else \
+                _ahead(_chunks(store, labels, table, naming, rows, texts=composer is None))
+            for ids, sentences in chunks:
                 vecs = composer.vectors(ids) if composer is not None else None
                 if vecs is None:
                     vecs = embedder.embed(sentences or [sentence(table, *row) for row in ids.tolist()])
@@ -131,22 +150,23 @@ def build_triple_index(store: ox.Store, folder: Path, embedder: Embedder, labels
         ids_all = np.concatenate(id_chunks) if id_chunks else np.zeros((0, 3), np.int32)
         del id_chunks
         np.save(folder / "triples.ids.npy", ids_all.reshape(-1, 3), allow_pickle=False)
-        spilled = np.memmap(spill, dtype=np.float16, mode="r", shape=(n, embedder.dim)) if n else \
-            np.zeros((0, embedder.dim), np.float16)
         if n <= ann_threshold:
-            index = VectorIndex.build(np.asarray(spilled, dtype=np.float32), kind="exact")
+            index = VectorIndex.build(_spilled(spill, embedder.dim, 0, n), kind="exact")
         else:
             builder = IVFBuilder(embedder.dim, n)
             step = max(1, n // IVF_TRAIN_ROWS)
             report("training", 0, 1)
-            builder.train(np.asarray(spilled[::step][:IVF_TRAIN_ROWS], dtype=np.float32))
+            # copies: a strided view would keep each whole chunk alive (4 GB at 4M rows)
+            sample = [_spilled(spill, embedder.dim, start, min(n, start + rows))[(-start) % step :: step].copy()
+                      for start in range(0, n, rows)]
+            builder.train(np.concatenate(sample)[:IVF_TRAIN_ROWS])
+            del sample
             report("training", 1, 1)
             report("indexing", 0, n)
             for start in range(0, n, rows):
-                builder.add(np.asarray(spilled[start : start + rows], dtype=np.float32))
+                builder.add(_spilled(spill, embedder.dim, start, min(n, start + rows)))
                 report("indexing", min(n, start + rows), n)
             index = builder.finish()
-        del spilled
         index.save(folder / "triples")
         return table, n, index.kind
     finally:
