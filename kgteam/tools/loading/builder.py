@@ -629,6 +629,10 @@ def _build_into(tmp: Path, name: str, inputs: list[_Input], base: str, rep: _Rep
             if not any(i.records for i in inputs):
                 # almost certainly the wrong file or format; never replace a KG with an empty one
                 raise LoadError("no triples found in the input", file=inputs[0].path if len(inputs) == 1 else None)
+            # what only the reading needed goes before the vectors are built (~0.3 GB at 1.4M names)
+            col.text_entities.clear()
+            col.rdf_nodes.clear()
+            labeller.done.clear()
             vectors = None
             if embedder is not None and vectors_mode != "none":
                 from kgteam.tools.vectors.store import build_vectors

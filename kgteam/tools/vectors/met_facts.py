@@ -52,6 +52,20 @@ class MetFacts:
                          labels=[names.get(v) or readable_name(v) for v in values])
 
     def fact_ids(self) -> np.ndarray:
-        """The (n, 3) int32 ids of the distinct facts."""
+        """The (n, 3) int32 ids of the distinct facts, sorted."""
         rows = np.frombuffer(self.rows, dtype=np.int32).reshape(-1, 3)
-        return np.unique(rows, axis=0) if len(rows) else rows.copy()
+        if not len(rows):
+            return rows.copy()
+        bits = max(1, len(self.ids) - 1).bit_length()
+        if 3 * bits > 63:
+            return np.unique(rows, axis=0)
+        # three ids packed in one int64: a plain sort, ~10x faster than unique over rows
+        keys = np.unique((rows[:, 0].astype(np.int64) << (2 * bits)) | (rows[:, 1].astype(np.int64) << bits)
+                         | rows[:, 2].astype(np.int64))
+        mask = (1 << bits) - 1
+        return np.stack([keys >> (2 * bits), (keys >> bits) & mask, keys & mask], axis=1).astype(np.int32)
+
+    def release(self) -> None:
+        """Empties the name tables (shared with the caller's ``labels``) once the term table is made."""
+        self.ids.clear()
+        self.names.clear()

@@ -25,7 +25,7 @@ import pyoxigraph as ox
 from kgteam.tools.embedding.base import Embedder, EmbeddingError
 from kgteam.tools.naming import Naming
 from kgteam.tools.vectors.compose import FactComposer, additive, sentence
-from kgteam.tools.vectors.index import IVF_TRAIN_ROWS, IVFBuilder, VectorIndex
+from kgteam.tools.vectors.index import IVFBuilder, VectorIndex, ivf_train_rows
 from kgteam.tools.vectors.met_facts import MetFacts
 from kgteam.tools.vectors.verbalise import TermTable, fact_triples
 
@@ -123,6 +123,7 @@ def build_triple_index(store: ox.Store, folder: Path, embedder: Embedder, labels
     if met is not None:
         table = met.table()
         met_ids = met.fact_ids()
+        met.release()
         facts = len(met_ids)
     else:
         table = TermTable()
@@ -154,12 +155,13 @@ def build_triple_index(store: ox.Store, folder: Path, embedder: Embedder, labels
             index = VectorIndex.build(_spilled(spill, embedder.dim, 0, n), kind="exact")
         else:
             builder = IVFBuilder(embedder.dim, n)
-            step = max(1, n // IVF_TRAIN_ROWS)
+            train_rows = ivf_train_rows(n)
+            step = max(1, n // train_rows)
             report("training", 0, 1)
             # copies: a strided view would keep each whole chunk alive (4 GB at 4M rows)
             sample = [_spilled(spill, embedder.dim, start, min(n, start + rows))[(-start) % step :: step].copy()
                       for start in range(0, n, rows)]
-            builder.train(np.concatenate(sample)[:IVF_TRAIN_ROWS])
+            builder.train(np.concatenate(sample)[:train_rows])
             del sample
             report("training", 1, 1)
             report("indexing", 0, n)
