@@ -102,8 +102,8 @@ def test_a_composition_that_disagrees_falls_back_to_sentences(embedder, tmp_path
 
     folder = tmp_path / "v"
     folder.mkdir()
-    table, n, kind = build_triple_index(st, folder, wrong, read_labels(st), DEFAULT_NAMING, facts=7,
-                                        ann_threshold=1000)
+    n, kind = build_triple_index(st, folder, wrong, read_labels(st), DEFAULT_NAMING, facts=7,
+                                         ann_threshold=1000)
     _, ref, _ = _composed_and_reference(st, embedder)
     stored = np.load(folder / "triples.npy")
     assert n == 7 and kind == "exact"

@@ -67,10 +67,9 @@ def build_vectors(store: ox.Store, folder: Path, embedder: Embedder, *, triples:
     (folder / "relations.json").write_text(json.dumps(meta), encoding="utf-8")
     n_triples, kind = 0, "exact"
     if triples:
-        table, n_triples, kind = build_triple_index(
+        n_triples, kind = build_triple_index(
             store, folder, embedder, labels, naming, facts=len(store) if facts is None else facts,
             progress=progress, ann_threshold=ann_threshold, memory_mb=memory_mb, met=met)
-        (folder / "terms.json").write_text(json.dumps(table.to_json()), encoding="utf-8")
     info = VectorsInfo(embedder=embedder.name, dim=embedder.dim, relations=len(iris), relation_rows=len(texts),
                        triples=n_triples, triples_kind=kind, build_seconds=round(time.perf_counter() - started, 3))
     # written last and inside the folder, so the files and what made them are swapped in together

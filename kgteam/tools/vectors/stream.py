@@ -13,6 +13,8 @@ id array, and the IVF-SQ8 index (~260 bytes a row) - see docs/decisions.md.
 from __future__ import annotations
 
 import contextlib
+import ctypes
+import json
 import queue
 import threading
 from array import array
@@ -98,6 +100,12 @@ def _ahead(chunks: Iterator[tuple[np.ndarray, list[str]]]) -> Iterator[tuple[np.
             worker.join(0.05)
 
 
+def _give_back_freed_memory() -> None:
+    """Asks glibc to return freed heap pages to the system (elsewhere: nothing to do)."""
+    with contextlib.suppress(OSError, AttributeError):
+        ctypes.CDLL("libc.so.6").malloc_trim(0)
+
+
 def _spilled(spill: Path, dim: int, start: int, stop: int) -> np.ndarray:
     """Rows ``start:stop`` of the spill file as float32, read (not mapped: pages of a 2 GB map
     that a build has walked count in its resident memory)."""
@@ -110,10 +118,11 @@ def _spilled(spill: Path, dim: int, start: int, stop: int) -> np.ndarray:
 def build_triple_index(store: ox.Store, folder: Path, embedder: Embedder, labels: dict[str, str], naming: Naming,
                        *, facts: int, progress: StepProgress | None = None, ann_threshold: int,
                        memory_mb: int = DEFAULT_MEMORY_MB, met: MetFacts | None = None,
-                       ) -> tuple[TermTable, int, str]:
-    """Writes ``triples.{npy,ivf}`` and ``triples.ids.npy`` into ``folder``; returns the term
-    table, the rows indexed and the index kind. ``facts`` (an estimate) sizes the progress bars.
-    ``met``: the facts as the load met them; else they are read from the store."""
+                       ) -> tuple[int, str]:
+    """Writes ``triples.{npy,ivf}``, ``triples.ids.npy`` and ``terms.json`` into ``folder``;
+    returns the rows indexed and the index kind. ``facts`` (an estimate) sizes the progress bars.
+    ``met``: the facts as the load met them; else they are read from the store. The term table,
+    the ids and the composer are let go before the index is filled (a 4M-fact build's peak)."""
 
     def report(what: str, done: int, total: int) -> None:
         if progress is not None:
@@ -148,9 +157,14 @@ def build_triple_index(store: ox.Store, folder: Path, embedder: Embedder, labels
                 id_chunks.append(ids)
                 n += len(ids)
                 report("triples", n, max(facts, n))
+            ids = vecs = None  # the last chunk: its ids are a view that would keep all the ids alive
         ids_all = np.concatenate(id_chunks) if id_chunks else np.zeros((0, 3), np.int32)
-        del id_chunks
         np.save(folder / "triples.ids.npy", ids_all.reshape(-1, 3), allow_pickle=False)
+        (folder / "terms.json").write_text(json.dumps(table.to_json()), encoding="utf-8")
+        del id_chunks, ids_all, table, composer, chunks
+        if met is not None:
+            del met_ids
+        _give_back_freed_memory()
         if n <= ann_threshold:
             index = VectorIndex.build(_spilled(spill, embedder.dim, 0, n), kind="exact")
         else:
@@ -170,6 +184,6 @@ def build_triple_index(store: ox.Store, folder: Path, embedder: Embedder, labels
                 report("indexing", min(n, start + rows), n)
             index = builder.finish()
         index.save(folder / "triples")
-        return table, n, index.kind
+        return n, index.kind
     finally:
         spill.unlink(missing_ok=True)
