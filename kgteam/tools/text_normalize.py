@@ -46,12 +46,12 @@ def normalize_label(text: str) -> str:
     """
     if not text:
         return ""
-    if text.isascii():  # NFKD leaves ASCII as it is and it has no combining marks: skip the per-char pass
-        stripped = text
+    if text.isascii():  # NFKD leaves ASCII as it is, and the extra folds are all of non-ASCII letters
+        folded = text.casefold()
     else:
         decomposed = unicodedata.normalize("NFKD", text)
-        stripped = "".join(ch for ch in decomposed if not unicodedata.combining(ch))
-    folded = stripped.casefold().translate(_EXTRA_FOLDS).replace("&", " and ")
+        folded = "".join(ch for ch in decomposed if not unicodedata.combining(ch)).casefold().translate(_EXTRA_FOLDS)
+    folded = folded.replace("&", " and ")
     folded = _APOSTROPHES.sub("", folded)
     words = _NON_WORD.sub(" ", folded).strip()
     if words:

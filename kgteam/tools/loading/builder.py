@@ -12,6 +12,7 @@ import gc
 import itertools
 import os
 import queue
+import re
 import shutil
 import threading
 import time
@@ -324,6 +325,7 @@ def _name_triples(src: OpenedSource, inp: _Input, inverse_suffix: str | None) ->
 
 
 _NT_ESCAPES = str.maketrans({"\\": "\\\\", '"': '\\"', "\n": "\\n", "\r": "\\r"})
+_NEEDS_ESCAPE = re.compile(r'["\\\n\r]')
 
 
 class _Labeller:
@@ -381,7 +383,9 @@ class _Labeller:
     def lines(self, term: str, kind: str, name: str | None) -> Iterator[str]:
         """The same as N-Triples lines, for ``term`` = ``<IRI>``."""
         for predicate, text in self._labels(term[1:-1], kind, name):
-            yield f'{term} <{predicate}> "{text.translate(_NT_ESCAPES)}" .\n'
+            if _NEEDS_ESCAPE.search(text):  # translate() costs a dict lookup a character: only when needed
+                text = text.translate(_NT_ESCAPES)
+            yield f'{term} <{predicate}> "{text}" .\n'
 
     def _unlabelled(self) -> Iterator[tuple[str, str, str | None]]:
         """(IRI, kind, name) of every IRI not labelled yet: relations first, then entities, each sorted by IRI."""
