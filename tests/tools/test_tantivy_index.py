@@ -315,7 +315,8 @@ def test_format_two_indexes_the_grams_the_query_asks_for(tmp_path):
 
     from kgteam.tools.backends.tantivy_index import FORMAT_VERSION
 
-    labels = ["Zoë Saldaña", "Up", "Mary-Kate Olsen", "aaaa", "The Lord of the Rings: The Two Towers"]
+    labels = ["Zoë Saldaña", "Up", "Mary-Kate Olsen", "aaaa", "The Lord of the Rings: The Two Towers",
+              "Фёдор Достоевский", "東京物語"]
     with TantivyLabelIndexWriter(tmp_path / "ix") as w:
         for i, label in enumerate(labels):
             w.add(LabelDoc(f"{E}l{i}", "entity", [label]))

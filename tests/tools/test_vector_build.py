@@ -182,3 +182,73 @@ def test_a_name_triple_load_builds_from_the_facts_it_met_the_same_index_the_stor
         assert (s, p, o) == scanned[key][:3]
         assert np.allclose(vec, scanned[key][3], atol=1e-5)
     assert ("Ocean's Eleven", "starred actors", "Zoë Saldaña") in {v[:3] for v in met.values()}
+
+
+@pytest.mark.parametrize(("n", "rows", "train_rows"), [(400, 60, 57), (400, 7, 400), (1000, 64, 100), (5, 3, 2)])
+def test_the_training_sample_is_every_kth_row_read_a_chunk_at_a_time(tmp_path: Path, n, rows, train_rows):
+    """The IVF trains on an even sample of the spilled rows; read chunk by chunk it must be the
+    very rows a strided read of the whole file gives, and hold no chunk alive."""
+    full = np.random.default_rng(n).standard_normal((n, 8)).astype(np.float16)
+    spill = tmp_path / "spill.f16"
+    spill.write_bytes(full.tobytes())
+    got = stream._training_sample(spill, 8, n, rows, train_rows)
+    want = full[:: max(1, n // train_rows)][:train_rows].astype(np.float32)
+    assert got.dtype == np.float32 and np.array_equal(got, want)
+    # no view into a whole chunk: at most the sample itself (rows of the last stride) backs it
+    assert got.base is None or got.base.size <= got.size + 2 * max(1, n // train_rows) * 8
+
+
+def test_met_facts_distinct_rows_equal_numpy_unique_on_both_paths(monkeypatch: pytest.MonkeyPatch):
+    from kgteam.tools.vectors.met_facts import MetFacts
+
+    rng = np.random.default_rng(3)
+    rows = rng.integers(0, 1000, size=(5000, 3)).astype(np.int32)
+    rows = np.concatenate([rows, rows[:700]])  # repeated lines
+    met = MetFacts()
+    met.ids = {f"<t{i}>": i for i in range(1000)}
+    met.rows.frombytes(rows.tobytes())
+    want = np.unique(rows, axis=0)
+    assert np.array_equal(met.fact_ids(), want)  # packed int64 keys
+    met.ids = {f"<t{i}>": i for i in range(1 << 22)}  # 3 x 22 bits do not fit 63: rows sorted as rows
+    assert np.array_equal(met.fact_ids(), want)
+
+
+def test_a_relation_that_is_a_naming_predicate_reads_the_store_and_the_gc_is_back_on(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
+    """Triples of a KG's own naming predicate are names, not facts: only the store scan tells them
+    apart, so a load whose relation is one builds its index from the store."""
+    import gc
+
+    from kgteam.tools.iri import mint_relation_iri
+
+    src = tmp_path / "kb.tsv"
+    src.write_text("q1\tname\tAda Lovelace\nq1\tknows\tq2\nq2\tname\tCharles Babbage\n", encoding="utf-8")
+    base = "http://example.org/people/"
+    read_back: list[int] = []
+    real_chunks = stream._chunks
+    monkeypatch.setattr(stream, "_chunks", lambda *a, **k: read_back.append(1) or real_chunks(*a, **k))
+    m = build_kg(src, "people", home=tmp_path, format="tsv", base_iri=base, progress=False, embed=True,
+                 vectors="triples", label_predicates=[mint_relation_iri(base, "name")])
+    assert read_back == [1]
+    assert gc.isenabled()
+    rows = _vector_rows(m.path / "vectors")
+    # the naming triples are left out of the facts (a TSV object is an IRI, not a literal name,
+    # so the ids keep the loader's own labels)
+    assert [v[:3] for v in rows.values()] == [("q1", "knows", "q2")]
+
+
+def test_auto_stops_keeping_fact_ids_past_its_limit_and_reads_the_store_if_it_still_builds(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
+    """``auto`` builds no triple index past its size limit, so the load stops keeping ids there; if
+    duplicate lines bring the facts back under the limit, the index comes from the store."""
+    from kgteam.tools.loading import builder
+
+    monkeypatch.setattr(builder, "AUTO_TRIPLES_MAX_FACTS", 3)
+    monkeypatch.setattr(builder, "_REPORT_EVERY", 2)
+    read_back: list[int] = []
+    real_chunks = stream._chunks
+    monkeypatch.setattr(stream, "_chunks", lambda *a, **k: read_back.append(1) or real_chunks(*a, **k))
+    src = tmp_path / "kb.txt"
+    src.write_text("".join(f"film{i}|directed_by|person{i % 3}\n" for i in range(10)), encoding="utf-8")
+    m = build_kg(src, "many", home=tmp_path, format="metaqa", progress=False, embed=True, vectors="auto")
+    assert read_back == [1] and m.vectors is not None and m.vectors.triples == 10

@@ -70,7 +70,7 @@ from kgteam.tools.loading.text_readers import (
 )
 from kgteam.tools.naming import DEFAULT_NAMING, Naming
 from kgteam.tools.vectors.met_facts import MetFacts
-from kgteam.tools.vectors.policy import VECTORS_MODES, VectorsMode, wants_triples
+from kgteam.tools.vectors.policy import AUTO_TRIPLES_MAX_FACTS, VECTORS_MODES, VectorsMode, wants_triples
 from kgteam.tools.vectors.stream import DEFAULT_MEMORY_MB
 
 METAQA_BASE_IRI = "http://example.org/metaqa/"
@@ -221,6 +221,8 @@ def _text_lines(triples: Iterator[NameTriple], col: _Collected, inp: _Input, rep
                 inp.records += n - reported
                 reported = n
                 rep.read(source, position())
+                if met is not None and met.over_limit():  # the triple index will not be built
+                    col.met = met = term_ids = met_rows = None
             yield f"{st} {rt} {ot} .\n"
             if fresh:
                 if labeller is not None:
@@ -605,7 +607,9 @@ def _build_into(tmp: Path, name: str, inputs: list[_Input], base: str, rep: _Rep
     col = _Collected(base=base, entity_labels=entity_labels[0], relation_labels=relation_labels[0], naming=naming)
     n_rdf = sum(1 for i in inputs if i.format in RDF_FORMATS)
     if n_rdf == 0 and embedder is not None and vectors_mode in ("auto", "triples"):
-        col.met = MetFacts()  # a name-triple load keeps its facts' ids for the triple vectors
+        # a name-triple load keeps its facts' ids for the triple vectors; ``auto`` stops keeping them
+        # past the size it builds a triple index for (duplicates could bring it back: the store is read then)
+        col.met = MetFacts(limit=AUTO_TRIPLES_MAX_FACTS if vectors_mode == "auto" else None)
     index = _IndexWorker(tmp / LABELS_DIR)
     try:
         labeller = _Labeller(col, index)
@@ -643,10 +647,12 @@ def _build_into(tmp: Path, name: str, inputs: list[_Input], base: str, rep: _Rep
 
                 facts = total_triples - col.label_triples
                 met = col.met if col.met is not None and col.met.usable(set(naming.extra)) else None
+                col.met = None
+                index._raise_failure()  # a failed label index ends the load now, not after the vectors
                 vectors = build_vectors(store, tmp / VECTORS_DIR, embedder, progress=rep.embed, naming=naming,
                                         triples=wants_triples(vectors_mode, facts), facts=facts,
                                         memory_mb=memory_mb, met=met)
-                col.met = None
+                del met
         finally:
             del store
             gc.collect()  # the RocksDB handle must be released before the folder is renamed

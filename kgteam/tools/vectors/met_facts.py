@@ -21,10 +21,15 @@ from kgteam.tools.vectors.verbalise import NAME_PREDICATES, TermTable
 class MetFacts:
     """Term ids of the facts of a load, in the order met; terms are N-Triples IRIs, ``<...>``."""
 
-    def __init__(self) -> None:
+    def __init__(self, limit: int | None = None) -> None:
         self.ids: dict[str, int] = {}  # "<iri>" -> term id
         self.rows = array("i")  # subject, predicate, object ids, a fact after another
         self.names: dict[str, str] = {}  # IRI -> its name, as read_labels() would give it
+        self.limit = limit  # facts (lines) past which they are not wanted; None: no limit
+
+    def over_limit(self) -> bool:
+        """True once more lines were met than ``limit`` facts (the caller then drops this)."""
+        return self.limit is not None and len(self.rows) > 3 * self.limit
 
     def term(self, term: str) -> int:
         """The id of an N-Triples IRI term, given the first time it is met."""
@@ -66,6 +71,8 @@ class MetFacts:
         return np.stack([keys >> (2 * bits), (keys >> bits) & mask, keys & mask], axis=1).astype(np.int32)
 
     def release(self) -> None:
-        """Empties the name tables (shared with the caller's ``labels``) once the term table is made."""
+        """Empties the name tables (shared with the caller's ``labels``) and the rows once the term
+        table and :meth:`fact_ids` are made."""
         self.ids.clear()
         self.names.clear()
+        self.rows = array("i")

@@ -115,6 +115,16 @@ def _spilled(spill: Path, dim: int, start: int, stop: int) -> np.ndarray:
     return rows.reshape(-1, dim).astype(np.float32)
 
 
+def _training_sample(spill: Path, dim: int, n: int, rows: int, train_rows: int) -> np.ndarray:
+    """The first ``train_rows`` of every ``n // train_rows``-th spilled row (an even sample),
+    read a chunk of ``rows`` at a time. Each chunk's rows are copied out: a strided view would
+    keep the whole chunk alive (4 GB at 4M rows)."""
+    step = max(1, n // max(1, train_rows))
+    sample = [_spilled(spill, dim, start, min(n, start + rows))[(-start) % step :: step].copy()
+              for start in range(0, n, rows)]
+    return np.concatenate(sample)[:train_rows] if sample else np.zeros((0, dim), np.float32)
+
+
 def build_triple_index(store: ox.Store, folder: Path, embedder: Embedder, labels: dict[str, str], naming: Naming,
                        *, facts: int, progress: StepProgress | None = None, ann_threshold: int,
                        memory_mb: int = DEFAULT_MEMORY_MB, met: MetFacts | None = None,
@@ -169,14 +179,8 @@ def build_triple_index(store: ox.Store, folder: Path, embedder: Embedder, labels
             index = VectorIndex.build(_spilled(spill, embedder.dim, 0, n), kind="exact")
         else:
             builder = IVFBuilder(embedder.dim, n)
-            train_rows = ivf_train_rows(n)
-            step = max(1, n // train_rows)
             report("training", 0, 1)
-            # copies: a strided view would keep each whole chunk alive (4 GB at 4M rows)
-            sample = [_spilled(spill, embedder.dim, start, min(n, start + rows))[(-start) % step :: step].copy()
-                      for start in range(0, n, rows)]
-            builder.train(np.concatenate(sample)[:train_rows])
-            del sample
+            builder.train(_training_sample(spill, embedder.dim, n, rows, ivf_train_rows(n)))
             report("training", 1, 1)
             report("indexing", 0, n)
             for start in range(0, n, rows):
