@@ -114,7 +114,9 @@ def test_a_chunked_build_equals_a_one_shot_build_and_reports_progress_in_every_s
         assert [(m.subject, m.predicate, m.object) for m in chunked.search_triples(q, 5)] == \
                [(m.subject, m.predicate, m.object) for m in whole.search_triples(q, 5)]
     steps = [e[0] for e in chunked_events]
-    assert steps.index("relations") < steps.index("triples") < steps.index("training") < steps.index("indexing")
+    assert steps.index("names") < steps.index("relations") < steps.index("triples") < steps.index("training") \
+        < steps.index("indexing")
+    assert ("names", 1, 1) in chunked_events  # reading the store's names is a step of its own
     embedded = [done for what, done, _ in chunked_events if what == "triples"]
     indexed = [done for what, done, _ in chunked_events if what == "indexing"]
     assert embedded == [0, 64, 128, 192, 256, 320, 384, 400]  # one event per chunk, the total 400
@@ -166,8 +168,11 @@ def test_a_name_triple_load_builds_from_the_facts_it_met_the_same_index_the_stor
     read_back: list[int] = []
     real_chunks = stream._chunks
     monkeypatch.setattr(stream, "_chunks", lambda *a, **k: read_back.append(1) or real_chunks(*a, **k))
-    m = build_kg(src, "met", home=tmp_path, format="metaqa", progress=False, embed=True, vectors="triples")
+    events: list = []
+    m = build_kg(src, "met", home=tmp_path, format="metaqa", progress=events.append, embed=True, vectors="triples")
     assert read_back == []  # the load's own facts were used
+    steps = [(e.source, e.docs) for e in events if e.phase == "embed"]
+    assert steps.index(("facts", 2)) < steps.index(("triples", 0)) and ("names", 0) not in steps
     assert m.vectors is not None and m.vectors.triples == m.counts.facts == 5  # 6 lines, 5 distinct facts
     met = _vector_rows(m.path / "vectors")
     store = ox.Store.read_only(str(m.path / "store"))

@@ -24,8 +24,9 @@ ProgressCallback = Callable[[LoadProgress], None]
 
 
 # the triple index build's steps (kgteam.tools.vectors.stream), as the bar names them
-_STEP_TITLES = {"training": "training the triple index", "indexing": "indexing triple vectors"}
-_STEP_UNITS = {"training": "steps", "indexing": "triples"}
+_STEP_TITLES = {"training": "training the triple index", "indexing": "indexing triple vectors",
+                "names": "reading names for the vectors", "facts": "sorting the facts met"}
+_STEP_UNITS = {"training": "steps", "indexing": "triples", "names": "steps", "facts": "steps"}
 
 
 def _mb(n: int) -> str:

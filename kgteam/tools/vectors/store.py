@@ -57,8 +57,15 @@ def build_vectors(store: ox.Store, folder: Path, embedder: Embedder, *, triples:
     names the load met, instead of reading them back from the store."""
     started = time.perf_counter()
     folder.mkdir(parents=True)
-    predicates = met.predicates() if met is not None else fact_predicates(store, naming)
-    labels = met.names if met is not None else read_labels(store, naming, None if triples else predicates)
+    if met is not None:
+        predicates, labels = met.predicates(), met.names
+    else:
+        if progress is not None:  # seconds to a minute on millions of names: a step of its own
+            progress("names", 0, 1)
+        predicates = fact_predicates(store, naming)
+        labels = read_labels(store, naming, None if triples else predicates)
+        if progress is not None:
+            progress("names", 1, 1)
     iris, texts, owners = relation_texts(store, labels, naming, predicates)
     rel_vecs = _embed_all(embedder, texts, "relations", progress)
     np.save(folder / "relations.npy", rel_vecs, allow_pickle=False)

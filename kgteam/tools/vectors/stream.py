@@ -140,10 +140,13 @@ def build_triple_index(store: ox.Store, folder: Path, embedder: Embedder, labels
 
     rows = chunk_rows(memory_mb, embedder.dim)
     if met is not None:
+        report("facts", 0, 2)
         table = met.table()
+        report("facts", 1, 2)
         met_ids = met.fact_ids()
         met.release()
         facts = len(met_ids)
+        report("facts", 2, 2)
     else:
         table = TermTable()
     spill = folder / SPILL
