@@ -167,16 +167,19 @@ def build_triple_index(store: ox.Store, folder: Path, embedder: Embedder, labels
                 if vecs.shape != (len(ids), embedder.dim):
                     raise EmbeddingError(f"embedder {embedder.name} returned shape {vecs.shape} for triples")
                 fh.write(np.ascontiguousarray(vecs, dtype=np.float16).tobytes())
-                id_chunks.append(ids)
+                if met is None:  # the met ids are one array already
+                    id_chunks.append(ids)
                 n += len(ids)
                 report("triples", n, max(facts, n))
             ids = vecs = None  # the last chunk: its ids are a view that would keep all the ids alive
-        ids_all = np.concatenate(id_chunks) if id_chunks else np.zeros((0, 3), np.int32)
+        if met is not None:
+            ids_all = met_ids
+            del met_ids
+        else:
+            ids_all = np.concatenate(id_chunks) if id_chunks else np.zeros((0, 3), np.int32)
         np.save(folder / "triples.ids.npy", ids_all.reshape(-1, 3), allow_pickle=False)
         (folder / "terms.json").write_text(json.dumps(table.to_json()), encoding="utf-8")
         del id_chunks, ids_all, table, composer, chunks
-        if met is not None:
-            del met_ids
         _give_back_freed_memory()
         if n <= ann_threshold:
             index = VectorIndex.build(_spilled(spill, embedder.dim, 0, n), kind="exact")
