@@ -15,6 +15,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
+from functools import cached_property
 
 from kgteam.tools.iri import (
     FOAF_NAME,
@@ -94,8 +95,16 @@ class Naming:
         """Every predicate whose literals name something (names, then aliases)."""
         return (*self.name_predicates, *ALIAS_PREDICATES)
 
+    @cached_property
+    def _name_set(self) -> frozenset[str]:
+        return frozenset(self.name_predicates)
+
+    @cached_property
+    def _naming_set(self) -> frozenset[str]:
+        return frozenset(self.all_predicates)
+
     def is_naming(self, predicate: str) -> bool:
-        return predicate in self.all_predicates
+        return predicate in self._naming_set
 
     def is_alias(self, predicate: str) -> bool:
         return predicate in ALIAS_PREDICATES
@@ -107,16 +116,26 @@ class Naming:
 
     def best(self, found: Iterable[tuple[str, str, str | None]]) -> str | None:
         """The name among ``(predicate, text, lang)`` literals of one IRI; None when none is a name."""
-        names = self.name_predicates
+        names = self._name_set
+        found = found if isinstance(found, list | tuple) else list(found)
+        if len(found) == 1:  # most IRIs have one name literal: nothing to rank (a load labels millions)
+            p, text, _lang = found[0]
+            text = " ".join(text.split())
+            return text if text and p in names else None
         ranked = [self.rank(p, lang, " ".join(text.split())) for p, text, lang in found
                   if p in names and text.strip()]
         return min(ranked)[2] if ranked else None
 
     def aliases(self, found: Iterable[tuple[str, str, str | None]], primary: str, limit: int = 16) -> list[str]:
         """Every other name and alias of one IRI, preferred first, without ``primary``."""
+        naming = self._naming_set
+        found = found if isinstance(found, list | tuple) else list(found)
+        if len(found) == 1:  # nothing to rank
+            p, t, _lang = found[0]
+            text = " ".join(t.split())
+            return [text] if text and text != primary and p in naming else []
         seen = {primary}
         out: list[str] = []
-        naming = self.all_predicates
         for _, _, text in sorted(self.rank(p, lang, " ".join(t.split())) for p, t, lang in found if p in naming):
             if text and text not in seen:
                 seen.add(text)

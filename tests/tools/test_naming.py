@@ -39,6 +39,21 @@ def test_aliases_are_every_other_name():
     assert DEFAULT_NAMING.aliases(found, "Jonah Pettifer") == ["Jonas Pettifer", "J. Pettifer"]
 
 
+@pytest.mark.parametrize("found", [
+    [(RDFS, "  Jonah   Pettifer ", "en")], [(ALT, "J. Pettifer", None)], [(OWN, "Jonah", None)], [(FOAF, " ", None)],
+])
+def test_one_literal_reads_as_it_does_among_others(found):
+    """A lone literal takes a shortcut (no ranking): it must give what the ranking gives. Beside a
+    literal of a predicate that is no name, the ranking path runs on the same literal."""
+    other = (OWN, "not a name here", None)
+    assert DEFAULT_NAMING.best(found) == DEFAULT_NAMING.best([*found, other])
+    assert DEFAULT_NAMING.best(iter(found)) == DEFAULT_NAMING.best(found)
+    for primary in ("Jonah Pettifer", "J. Pettifer", "someone else"):
+        assert DEFAULT_NAMING.aliases(found, primary) == DEFAULT_NAMING.aliases([*found, other], primary)
+    assert DEFAULT_NAMING.best([(RDFS, "  Jonah   Pettifer ", "en")]) == "Jonah Pettifer"
+    assert DEFAULT_NAMING.aliases([(ALT, "J. Pettifer", None)], "Jonah Pettifer") == ["J. Pettifer"]
+
+
 def test_fallback_is_the_humanised_local_name():
     assert fallback_name("http://example.org/campus/Marisol_Achterburg") == "Marisol Achterburg"
     assert fallback_name("http://example.org/campus/enrolledIn") == "enrolled in"
