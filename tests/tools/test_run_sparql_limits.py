@@ -147,3 +147,27 @@ def test_a_bad_worker_count_is_a_clear_error(store_dir, monkeypatch) -> None:
     monkeypatch.setenv("KGTEAM_QUERY_WORKERS", "two")
     with pytest.raises(ToolError, match="KGTEAM_QUERY_WORKERS must be a whole number"):
         OxigraphStore(store_dir)
+
+
+def test_a_timed_out_query_keeps_no_result_object_alive(store_dir) -> None:
+    """pyoxigraph's results may only be freed on the thread that made them. A timeout's traceback
+    keeps the frame that read them, so the frame must let them go before the error leaves it;
+    else the GC frees them later on some other thread (an 'unsendable' error)."""
+    import pyoxigraph
+
+    store = OxigraphStore(store_dir, read_only=True)
+    try:
+        with pytest.raises(ToolError, match="timed out") as info:
+            store.query("SELECT * WHERE { ?s ?p ?o }", timeout_s=0.0, max_rows=100)
+        kept = []
+        error: BaseException | None = info.value
+        while error is not None:
+            tb = error.__traceback__
+            while tb is not None:
+                kept += [v for v in tb.tb_frame.f_locals.values()
+                         if isinstance(v, pyoxigraph.QuerySolutions | pyoxigraph.QuerySolution)]
+                tb = tb.tb_next
+            error = error.__context__
+        assert kept == []
+    finally:
+        store.close()

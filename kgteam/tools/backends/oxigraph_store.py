@@ -398,6 +398,10 @@ class OxigraphStore:
             raise ToolError(f"query timed out after {timeout_s:g}s") from None
         except OSError as e:
             raise ToolError(f"query failed: {e}") from None
+        finally:
+            # pyoxigraph's results may only be freed on the thread that made them; the frame an
+            # error's traceback keeps would otherwise hold them until the GC ran on another thread
+            res = sol = tr = None  # noqa: F841
         elapsed = time.perf_counter() - start
         return SparqlResult(query=sparql, variables=variables, rows=rows, truncated=truncated_by is not None,
                             truncated_by=truncated_by, elapsed_s=elapsed)
