@@ -96,6 +96,10 @@ class Naming:
         return (*self.name_predicates, *ALIAS_PREDICATES)
 
     @cached_property
+    def _naming_order(self) -> tuple[str, ...]:
+        return self.all_predicates
+
+    @cached_property
     def _name_set(self) -> frozenset[str]:
         return frozenset(self.name_predicates)
 
@@ -111,8 +115,8 @@ class Naming:
 
     def rank(self, predicate: str, lang: str | None, text: str) -> tuple[int, int, str]:
         """Sort key of one name literal: lower is preferred (predicate, then language, then text)."""
-        preds = self.all_predicates
-        return (preds.index(predicate) if predicate in preds else len(preds), lang_rank(lang), text)
+        preds = self._naming_order
+        return (preds.index(predicate) if predicate in self._naming_set else len(preds), lang_rank(lang), text)
 
     def best(self, found: Iterable[tuple[str, str, str | None]]) -> str | None:
         """The name among ``(predicate, text, lang)`` literals of one IRI; None when none is a name."""

@@ -301,12 +301,17 @@ def test_a_big_rdf_load_is_compacted_once_at_its_end_and_says_so(home, tmp_path,
     queries at 5.5M triples): past the line, the load optimises the store and shows the step."""
     from kgteam.tools.loading import builder
 
+    compacted: list[int] = []
+    compact = builder._compact
+    monkeypatch.setattr(builder, "_compact", lambda store: (compacted.append(len(store)), compact(store)))
     src = _rdf_file(tmp_path / "kg.nt")
     small: list[LoadProgress] = []
     build_kg([src], "small", home=home, progress=small.append)
+    assert compacted == []
     monkeypatch.setattr(builder, "OPTIMIZE_AFTER_TRIPLES", 100)  # 120 triples: past the line
     big: list[LoadProgress] = []
     build_kg([src], "big", home=home, progress=big.append)
+    assert len(compacted) == 1 and compacted[0] > 120  # once, after the last triple and label
     steps = [e.source for e in big if e.phase == "finish"]
     assert steps == ["writing the store", "optimizing the store"]
     assert [e.source for e in small if e.phase == "finish"] == ["writing the store"]
@@ -317,6 +322,7 @@ def test_a_big_rdf_load_is_compacted_once_at_its_end_and_says_so(home, tmp_path,
     text: list[LoadProgress] = []
     build_kg([big_metaqa(tmp_path / "big.txt", 200)], "text", home=home, progress=text.append)
     assert [e.source for e in text if e.phase == "finish"] == ["writing the store"]
+    assert len(compacted) == 1
 
 
 _CHILD = """

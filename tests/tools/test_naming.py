@@ -48,6 +48,7 @@ def test_one_literal_reads_as_it_does_among_others(found):
     other = (OWN, "not a name here", None)
     assert DEFAULT_NAMING.best(found) == DEFAULT_NAMING.best([*found, other])
     assert DEFAULT_NAMING.best(iter(found)) == DEFAULT_NAMING.best(found)
+    assert DEFAULT_NAMING.aliases(iter(found), "x") == DEFAULT_NAMING.aliases(found, "x")
     for primary in ("Jonah Pettifer", "J. Pettifer", "someone else"):
         assert DEFAULT_NAMING.aliases(found, primary) == DEFAULT_NAMING.aliases([*found, other], primary)
     assert DEFAULT_NAMING.best([(RDFS, "  Jonah   Pettifer ", "en")]) == "Jonah Pettifer"

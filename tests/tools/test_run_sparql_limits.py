@@ -149,7 +149,8 @@ def test_a_bad_worker_count_is_a_clear_error(store_dir, monkeypatch) -> None:
         OxigraphStore(store_dir)
 
 
-def test_a_timed_out_query_keeps_no_result_object_alive(store_dir) -> None:
+@pytest.mark.parametrize("sparql", ["SELECT * WHERE { ?s ?p ?o }", "CONSTRUCT WHERE { ?s ?p ?o }"])
+def test_a_timed_out_query_keeps_no_result_object_alive(store_dir, sparql) -> None:
     """pyoxigraph's results may only be freed on the thread that made them. A timeout's traceback
     keeps the frame that read them, so the frame must let them go before the error leaves it;
     else the GC frees them later on some other thread (an 'unsendable' error)."""
@@ -158,14 +159,15 @@ def test_a_timed_out_query_keeps_no_result_object_alive(store_dir) -> None:
     store = OxigraphStore(store_dir, read_only=True)
     try:
         with pytest.raises(ToolError, match="timed out") as info:
-            store.query("SELECT * WHERE { ?s ?p ?o }", timeout_s=0.0, max_rows=100)
+            store.query(sparql, timeout_s=0.0, max_rows=100)
         kept = []
         error: BaseException | None = info.value
         while error is not None:
             tb = error.__traceback__
             while tb is not None:
                 kept += [v for v in tb.tb_frame.f_locals.values()
-                         if isinstance(v, pyoxigraph.QuerySolutions | pyoxigraph.QuerySolution)]
+                         if isinstance(v, pyoxigraph.QuerySolutions | pyoxigraph.QuerySolution
+                                       | pyoxigraph.QueryTriples | pyoxigraph.Triple)]
                 tb = tb.tb_next
             error = error.__context__
         assert kept == []

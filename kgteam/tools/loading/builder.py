@@ -106,10 +106,16 @@ class _Collected:
         self.rdf_labels = LabelCollector(self.naming)
 
 
-# An RDF load above this many triples is compacted once at its end (``Store.optimize``). Measured:
-# at 1.4M triples it cost 2-3 s and queries were no faster; at 5.5M it cost about 10 s and the
-# store answered 2.5x faster, as fast as a chunked name-triple load's (docs/decisions.md).
+# An RDF load above this many triples is compacted once at its end (``Store.optimize``). Measured
+# (one run each): at 1.4M triples the load took 1.9 s longer and queries were no faster; at 5.5M
+# it took 5.4 s longer and the store answered 2.5x faster, as fast as a chunked name-triple
+# load's (docs/decisions.md).
 OPTIMIZE_AFTER_TRIPLES = 2_000_000
+
+
+def _compact(store: ox.Store) -> None:
+    """Merges the store's overlapping files (RocksDB's full compaction, on this thread)."""
+    store.optimize()
 
 
 class _Reporter:
@@ -644,7 +650,7 @@ def _build_into(tmp: Path, name: str, inputs: list[_Input], base: str, rep: _Rep
                 # one bulk_extend leaves its batches' files overlapping, and nothing compacts a store
                 # opened read-only: at 5.5M triples it answered 2.5x slower (docs/decisions.md)
                 rep.finish("optimizing the store")
-                store.optimize()
+                _compact(store)
             if not any(i.records for i in inputs):
                 # almost certainly the wrong file or format; never replace a KG with an empty one
                 raise LoadError("no triples found in the input", file=inputs[0].path if len(inputs) == 1 else None)
