@@ -86,18 +86,15 @@ class Naming:
                 seen.append(iri)
         return cls(tuple(seen))
 
-    @property
+    # made once per naming: a load asks them for each of millions of name literals
+    @cached_property
     def name_predicates(self) -> tuple[str, ...]:
         return (*self.extra, *STANDARD_NAME_PREDICATES)
 
-    @property
+    @cached_property
     def all_predicates(self) -> tuple[str, ...]:
         """Every predicate whose literals name something (names, then aliases)."""
         return (*self.name_predicates, *ALIAS_PREDICATES)
-
-    @cached_property
-    def _naming_order(self) -> tuple[str, ...]:
-        return self.all_predicates
 
     @cached_property
     def _name_set(self) -> frozenset[str]:
@@ -115,7 +112,7 @@ class Naming:
 
     def rank(self, predicate: str, lang: str | None, text: str) -> tuple[int, int, str]:
         """Sort key of one name literal: lower is preferred (predicate, then language, then text)."""
-        preds = self._naming_order
+        preds = self.all_predicates
         return (preds.index(predicate) if predicate in self._naming_set else len(preds), lang_rank(lang), text)
 
     def best(self, found: Iterable[tuple[str, str, str | None]]) -> str | None:

@@ -106,7 +106,9 @@ class _Collected:
         self.rdf_labels = LabelCollector(self.naming)
 
 
-# An RDF load above this many triples is compacted once at its end (``Store.optimize``). Measured
+# An RDF load above this many triples is compacted once at its end (``Store.optimize``): one
+# ``bulk_extend`` leaves its batches' files overlapping, and nothing compacts a store opened
+# read-only. Measured
 # (one run each): at 1.4M triples the load took 1.9 s longer and queries were no faster; at 5.5M
 # it took 5.4 s longer and the store answered 2.5x faster, as fast as a chunked name-triple
 # load's (docs/decisions.md).
@@ -646,9 +648,7 @@ def _build_into(tmp: Path, name: str, inputs: list[_Input], base: str, rep: _Rep
                                                       _when_done(rep.finish, "writing the store")))
             store.flush()
             total_triples = len(store)
-            if n_rdf and total_triples > OPTIMIZE_AFTER_TRIPLES:
-                # one bulk_extend leaves its batches' files overlapping, and nothing compacts a store
-                # opened read-only: at 5.5M triples it answered 2.5x slower (docs/decisions.md)
+            if n_rdf and total_triples > OPTIMIZE_AFTER_TRIPLES:  # bulk_extend's batches overlap
                 rep.finish("optimizing the store")
                 _compact(store)
             if not any(i.records for i in inputs):
