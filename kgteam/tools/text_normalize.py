@@ -32,6 +32,8 @@ _EXTRA_FOLDS = str.maketrans(
 )
 _APOSTROPHES = re.compile(r"['\u2019\u2018`\u00b4]")
 _NON_WORD = re.compile(r"[\W_]+")
+# What _NON_WORD matches, for ASCII text: every character but a letter or a digit, as a space.
+_ASCII_NON_WORD = str.maketrans({chr(c): " " for c in range(128) if not chr(c).isalnum()})
 
 GRAM_SIZE = 3
 GRAM_PAD = "_"  # stands for a space inside a gram; the normalised text never contains "_"
@@ -47,13 +49,17 @@ def normalize_label(text: str) -> str:
     if not text:
         return ""
     if text.isascii():  # NFKD leaves ASCII as it is, and the extra folds are all of non-ASCII letters
-        folded = text.casefold()
+        folded = text.lower().replace("&", " and ")
+        if "'" in folded or "`" in folded:
+            folded = folded.replace("'", "").replace("`", "")
+        # one table lookup a character instead of the regular expression (a load normalises millions)
+        words = " ".join(folded.translate(_ASCII_NON_WORD).split())
     else:
         decomposed = unicodedata.normalize("NFKD", text)
         folded = "".join(ch for ch in decomposed if not unicodedata.combining(ch)).casefold().translate(_EXTRA_FOLDS)
-    folded = folded.replace("&", " and ")
-    folded = _APOSTROPHES.sub("", folded)
-    words = _NON_WORD.sub(" ", folded).strip()
+        folded = folded.replace("&", " and ")
+        folded = _APOSTROPHES.sub("", folded)
+        words = _NON_WORD.sub(" ", folded).strip()
     if words:
         return words
     # A name made only of symbols ("$", "?!") keeps its symbols, else it could never be found.

@@ -71,6 +71,41 @@ def test_normalisation():
     assert label_grams("up") == ["_up", "up_"]
 
 
+def _normalize_by_the_definition(text: str) -> str:
+    """normalize_label as its docstring defines it, by regular expressions only (no ASCII shortcut)."""
+    import re
+    import unicodedata
+
+    if not text:
+        return ""
+    folded = "".join(ch for ch in unicodedata.normalize("NFKD", text) if not unicodedata.combining(ch)).casefold()
+    folded = re.sub(r"['\u2019\u2018`\u00b4]", "", folded.replace("&", " and "))
+    words = re.sub(r"[\W_]+", " ", folded).strip()
+    return words or " ".join(folded.replace("_", " ").split())
+
+
+def test_ascii_labels_normalise_as_the_regular_expressions_define():
+    """ASCII text takes a shortcut (a translation table); it must give what the patterns give,
+    for every ASCII character, control characters and symbol-only texts included."""
+    import random
+
+    rng = random.Random(3)
+    chars = [chr(c) for c in range(128)]
+    texts = ["Ocean's Eleven", "Tom & Jerry", "AC/DC", "  a__b  ", "$", "?!", "\x1c\x1d", "R&B", "`'`", "x\ty\nz"]
+    texts += ["".join(rng.choice(chars) for _ in range(rng.randint(1, 14))) for _ in range(5000)]
+    for text in texts:
+        assert normalize_label(text) == _normalize_by_the_definition(text), repr(text)
+
+
+def test_the_words_field_holds_each_word_once_in_order():
+    from kgteam.tools.backends.tantivy_index import _distinct_words
+
+    assert _distinct_words("new york new york") == "new york"
+    assert _distinct_words("the the") == "the"
+    assert _distinct_words("tom hanks") == "tom hanks"
+    assert _distinct_words("x") == "x"
+
+
 def test_exact_match_first(index):
     hits = index.search("Tom Hanks", 10)
     assert hits[0].iri == E + "tom_hanks"

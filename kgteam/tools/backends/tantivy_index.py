@@ -87,6 +87,15 @@ def _padded(norm: str) -> str:
     return GRAM_PAD + norm.replace(" ", GRAM_PAD) + GRAM_PAD
 
 
+def _distinct_words(norm: str) -> str:
+    """The text a ``words`` field is given: ``norm``'s distinct words in order. A normalised label
+    is single-spaced, so one with no repeated word is given as it is (the common case at load)."""
+    words = norm.split(" ")
+    if len(words) == len(set(words)):
+        return norm
+    return " ".join(label_words(norm))
+
+
 def _fuzzy_distance(word: str) -> int:
     """Edit distance allowed for one query word: none for tiny words, 2 for long ones."""
     if len(word) <= 3:
@@ -183,7 +192,7 @@ class TantivyLabelIndexWriter:
                 "label": primary,
                 "matched": text,
                 "exact": norm,
-                "words": " ".join(label_words(norm)),
+                "words": _distinct_words(norm),
                 "grams": _padded(norm) if self.format >= 2 else " ".join(label_grams(norm)),
             }
             if first:
