@@ -79,3 +79,23 @@ def test_labels_from_names_and_local_names():
     assert local_name("urn:isbn:123") == "123"
     assert humanise("McDonald_Farm") == "McDonald Farm"
     assert humanise("ISBN", split_camel=True) == "ISBN"
+
+
+def test_names_encode_as_quote_does_word_by_word_and_after_the_word_cache_is_full(monkeypatch):
+    """Names are percent-encoded through a cache of words; the result is always ``quote``'s,
+    also for empty words (double spaces), lone spaces, non-ASCII and once the cache was emptied."""
+    import random
+    from urllib.parse import quote
+
+    import kgteam.tools.iri as iri
+
+    monkeypatch.setattr(iri, "_ENCODED_WORDS", {})
+    monkeypatch.setattr(iri, "_ENCODED_WORDS_MAX", 8)
+    rng = random.Random(7)
+    alphabet = ["a", "B", "7", " ", "  ", "é", "東", "/", "%", "_", "~", "[c3]", "\t", "🎬"]
+    names = ODD_NAMES + ["", " ", "a  b", " x ", "x%20y", "~._-"]
+    names += ["".join(rng.choice(alphabet) for _ in range(rng.randint(0, 9))) for _ in range(500)]
+    for name in names + names:  # the second pass meets cached words
+        assert iri.percent_encode(name) == quote(name, safe=""), name
+        assert mint_entity_iri(BASE, name) == BASE + "e/" + quote(name, safe="")
+    assert 0 < len(iri._ENCODED_WORDS) <= 8  # bounded
