@@ -325,6 +325,52 @@ def test_a_big_rdf_load_is_compacted_once_at_its_end_and_says_so(home, tmp_path,
     assert len(compacted) == 1
 
 
+def test_name_triples_go_to_the_store_in_chunks_that_grow_to_a_bound(home, tmp_path, monkeypatch):
+    """Chunks start small and grow with what is stored, up to a bound; how the text is cut never
+    changes what is stored."""
+    from kgteam.tools.loading import builder
+
+    src = big_metaqa(tmp_path / "big.txt", 6000)
+    build_kg([src], "one", home=home, progress=False)  # 200k-line chunks: the whole file in one
+    sizes: list[int] = []
+
+    def counted(store, chunk, **kw):
+        sizes.append(chunk.count("\n"))
+        return store.bulk_load(chunk, **kw)
+
+    monkeypatch.setattr(builder._StoreLoader, "_LINES", 500)
+    monkeypatch.setattr(builder._StoreLoader, "_MAX_LINES", 1200)
+    monkeypatch.setattr(builder._StoreLoader, "_GROWTH", 0.5)
+    real_run = builder._StoreLoader._run
+
+    def run(self):
+        self.store = _Wrapped(self.store, counted)
+        real_run(self)
+
+    monkeypatch.setattr(builder._StoreLoader, "_run", run)
+    build_kg([src], "chunked", home=home, progress=False)
+    # 500 lines while fewer than 1000 are sent, then half of those sent, at most 1200
+    assert sizes[:6] == [500, 500, 500, 750, 1125, 1200] and max(sizes) == 1200
+    assert sizes[:-1] == sorted(sizes[:-1]) and len(sizes) > 7
+    assert dump(home / "kgs" / "chunked") == dump(home / "kgs" / "one")
+    # near the end of the input, chunks shrink to half the lines still to come (never below the start size)
+    chunk_lines = builder._StoreLoader._chunk_lines
+    assert chunk_lines(2000, 0.5) == 1000  # 2000 lines to come: grown as before
+    assert chunk_lines(6000, 0.75) == 1000  # 2000 to come
+    assert chunk_lines(6000, 0.99) == 500
+    assert chunk_lines(6000, 0.0) == chunk_lines(6000, 1.0) == 1200  # no share known: as it grows
+
+
+class _Wrapped:
+    """A store whose ``bulk_load`` goes through ``hook(store, chunk, **kw)``."""
+
+    def __init__(self, store, hook) -> None:
+        self._store, self._hook = store, hook
+
+    def bulk_load(self, chunk, **kw):
+        return self._hook(self._store, chunk, **kw)
+
+
 _CHILD = """
 import sys, time
 from pathlib import Path

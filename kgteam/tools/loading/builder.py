@@ -128,10 +128,12 @@ class _Reporter:
         self.total = sum(i.size for i in inputs)
         self.done_before = 0
         self.triples = 0
+        self.position = 0  # input bytes read, of all inputs
 
     def read(self, source: str, position: int) -> None:
+        self.position = self.done_before + position
         if self.callback is not None:
-            self.callback(LoadProgress("read", source, self.triples, self.done_before + position, self.total))
+            self.callback(LoadProgress("read", source, self.triples, self.position, self.total))
 
     def embed(self, what: str, done: int, total: int) -> None:
         if self.callback is not None:
@@ -210,11 +212,16 @@ def _text_lines(triples: Iterator[NameTriple], col: _Collected, inp: _Input, rep
     n = reported = 0
     next_report = _REPORT_EVERY
     try:
+        last_s = last_st = None
         for s, r, o, _line in triples:
-            st = entities.get(s)
-            if st is None:
-                st = entities[s] = f"<{mint_entity_iri(base, s)}>"
-                fresh.append((st, "entity", s))
+            if s == last_s:  # files are often grouped by subject: no lookup in the (big) name table
+                st = last_st
+            else:
+                st = entities.get(s)
+                if st is None:
+                    st = entities[s] = f"<{mint_entity_iri(base, s)}>"
+                    fresh.append((st, "entity", s))
+                last_s, last_st = s, st
             ot = entities.get(o)
             if ot is None:
                 ot = entities[o] = f"<{mint_entity_iri(base, o)}>"
@@ -352,17 +359,19 @@ class _Labeller:
     may label an IRI anywhere in the file, so RDF IRIs are labelled after the last triple.
     """
 
-    def __init__(self, col: _Collected, index: _IndexWorker) -> None:
+    def __init__(self, col: _Collected, index: _IndexWorker, *, remember: bool = True) -> None:
         self.col = col
         self.index = index
-        self.done: set[str] = set()
+        # the IRIs labelled so far, for remaining(); a names-only load labels each IRI once, as met
+        self.done: set[str] | None = set() if remember else None
         self.predicates = {RDFS_LABEL: ox.NamedNode(RDFS_LABEL), SKOS_ALT_LABEL: ox.NamedNode(SKOS_ALT_LABEL),
                            SKOS_NOTATION: ox.NamedNode(SKOS_NOTATION)}
 
     def _labels(self, iri: str, kind: str, name: str | None) -> list[tuple[str, str]]:
         """The (predicate IRI, plain literal) label triples ``iri`` needs; sends its index document."""
         col = self.col
-        self.done.add(iri)
+        if self.done is not None:
+            self.done.add(iri)
         found = col.rdf_labels.get(iri)
         primary = found.primary() if found else None
         aliases: list[str] = []
@@ -396,17 +405,19 @@ class _Labeller:
         for predicate, text in self._labels(node.value, kind, name):
             yield ox.Quad(node, self.predicates[predicate], ox.Literal(text))
 
-    def lines(self, term: str, kind: str, name: str | None) -> Iterator[str]:
+    def lines(self, term: str, kind: str, name: str | None) -> list[str]:
         """The same as N-Triples lines, for ``term`` = ``<IRI>``."""
+        out = []
         for predicate, text in self._labels(term[1:-1], kind, name):
             if _NEEDS_ESCAPE.search(text):  # translate() costs a dict lookup a character: only when needed
                 text = text.translate(_NT_ESCAPES)
-            yield f'{term} <{predicate}> "{text}" .\n'
+            out.append(f'{term} <{predicate}> "{text}" .\n')
+        return out
 
     def _unlabelled(self) -> Iterator[tuple[str, str, str | None]]:
         """(IRI, kind, name) of every IRI not labelled yet: relations first, then entities, each sorted by IRI."""
         col = self.col
-        done = self.done
+        done = self.done if self.done is not None else set()
         relations: dict[str, str | None] = {}
         for name, term in col.text_relations.items():
             relations[term[1:-1]] = name
@@ -466,7 +477,9 @@ class _StoreLoader(_FedThread):
     The queue is bounded, so a slow store slows the reader instead of piling text up in memory.
     """
 
-    _LINES = 200_000  # ~20 MB of text a chunk
+    _LINES = 200_000  # ~20 MB of text: the first chunks
+    _MAX_LINES = 600_000  # the most a chunk grows to
+    _GROWTH = 0.5  # a chunk's lines, as a share of the lines sent before it
     _MAX_CHUNKS = 2
     failure = "writing the store failed"
 
@@ -475,12 +488,32 @@ class _StoreLoader(_FedThread):
         self.store = store
         self.thread.start()
 
-    def load(self, lines: Iterable[str]) -> None:
+    @classmethod
+    def _chunk_lines(cls, sent: int, read: float) -> int:
+        """Lines in the next chunk, after ``sent`` lines and a share ``read`` of the input bytes.
+
+        Chunks grow with the store: each chunk's files overlap all that is stored, and RocksDB
+        merges them in again and again; fewer, bigger chunks late in a big load cut that work
+        (docs/decisions.md), at a bounded cost in memory. Near the end of the input they shrink
+        again, so that little is left to write once the reading is done.
+        """
+        size = min(cls._MAX_LINES, max(cls._LINES, int(sent * cls._GROWTH)))
+        if 0 < read < 1:
+            left = sent * (1 - read) / read  # lines still to come, at the rate so far
+            size = min(size, max(cls._LINES, int(left / 2)))
+        return size
+
+    def load(self, lines: Iterable[str], read: Callable[[], float] = lambda: 0.0) -> None:
+        """Sends ``lines`` in chunks; ``read()`` is the share of the input read so far."""
         chunk: list[str] = []
+        sent = 0
+        size = self._chunk_lines(sent, read())
         for line in lines:
             chunk.append(line)
-            if len(chunk) >= self._LINES:
+            if len(chunk) >= size:
                 self._send("".join(chunk))
+                sent += len(chunk)
+                size = self._chunk_lines(sent, read())
                 chunk = []
         if chunk:
             self._send("".join(chunk))
@@ -626,7 +659,7 @@ def _build_into(tmp: Path, name: str, inputs: list[_Input], base: str, rep: _Rep
         col.met = MetFacts(limit=AUTO_TRIPLES_MAX_FACTS if vectors_mode == "auto" else None)
     index = _IndexWorker(tmp / LABELS_DIR)
     try:
-        labeller = _Labeller(col, index)
+        labeller = _Labeller(col, index, remember=n_rdf > 0)
         store = ox.Store(str(tmp / STORE_DIR))
         try:
             with _gc_paused():
@@ -635,7 +668,8 @@ def _build_into(tmp: Path, name: str, inputs: list[_Input], base: str, rep: _Rep
                     try:
                         # every name is labelled where it first appears: nothing is left for the end
                         loader.load(itertools.chain.from_iterable(
-                            _source_lines(inp, col, rep, inverse_suffix, labeller) for inp in inputs))
+                            _source_lines(inp, col, rep, inverse_suffix, labeller) for inp in inputs),
+                            read=lambda: rep.position / rep.total if rep.total else 0.0)
                         index.end_input()  # every name is labelled: commit while the store writes
                         rep.finish("writing the store")
                         loader.finish()
@@ -657,7 +691,7 @@ def _build_into(tmp: Path, name: str, inputs: list[_Input], base: str, rep: _Rep
             # what only the reading needed goes before the vectors are built (~0.3 GB at 1.4M names)
             col.text_entities.clear()
             col.rdf_nodes.clear()
-            labeller.done.clear()
+            labeller.done = None
             vectors = None
             if embedder is not None and vectors_mode != "none":
                 from kgteam.tools.vectors.store import build_vectors
