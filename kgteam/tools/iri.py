@@ -44,6 +44,7 @@ def default_base_iri(kg_name: str) -> str:
 # Percent-encoded words, kept for the next names that use them (bounded: cleared when full).
 _ENCODED_WORDS: dict[str, str] = {}
 _ENCODED_WORDS_MAX = 1 << 16
+_CACHED_WORD_CHARS = 64  # longer words are encoded each time, not kept
 
 
 def percent_encode(name: str) -> str:
@@ -54,14 +55,18 @@ def percent_encode(name: str) -> str:
     words, so each word is encoded once; encoding is per character, so the words' encodings joined
     by ``%20`` are the name's.
     """
+    if " " not in name:  # one word (often an id, met once): nothing to share
+        return quote(name, safe="")
     cache = _ENCODED_WORDS
     encoded = []
     for word in name.split(" "):
         done = cache.get(word)
         if done is None:
-            if len(cache) >= _ENCODED_WORDS_MAX:
-                cache.clear()
-            done = cache[word] = quote(word, safe="")
+            done = quote(word, safe="")
+            if len(word) <= _CACHED_WORD_CHARS:
+                if len(cache) >= _ENCODED_WORDS_MAX:
+                    cache.clear()
+                cache[word] = done
         encoded.append(done)
     return "%20".join(encoded)
 

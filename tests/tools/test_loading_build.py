@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import gc
+import itertools
 import json
 import os
 import signal
@@ -329,9 +330,9 @@ def test_a_big_load_is_compacted_once_at_its_end_and_says_so(home, tmp_path, mon
 
 
 def test_name_triples_go_to_the_store_in_chunks_that_grow_to_a_bound(home, tmp_path, monkeypatch):
-    """Chunks start small and grow with what is stored, up to a bound; how the text is cut never
-    changes what is stored."""
-    from kgteam.tools.loading import builder
+    """Chunks start small, grow with what is stored up to a bound, and shrink near the end of the
+    input; how the text is cut never changes what is stored."""
+    from kgteam.tools.loading import builder, sources
 
     src = big_metaqa(tmp_path / "big.txt", 6000)
     build_kg([src], "one", home=home, progress=False)  # 200k-line chunks: the whole file in one
@@ -351,17 +352,35 @@ def test_name_triples_go_to_the_store_in_chunks_that_grow_to_a_bound(home, tmp_p
         real_run(self)
 
     monkeypatch.setattr(builder._StoreLoader, "_run", run)
+    monkeypatch.setattr(builder, "_REPORT_EVERY", 100)  # the share read is known every 100 triples
+    monkeypatch.setattr(sources, "_CHUNK", 4096)  # and moves every 4 kB
     build_kg([src], "chunked", home=home, progress=False)
-    # 500 lines while fewer than 1000 are sent, then half of those sent, at most 1200
-    assert sizes[:6] == [500, 500, 500, 750, 1125, 1200] and max(sizes) == 1200
-    assert sizes[:-1] == sorted(sizes[:-1]) and len(sizes) > 7
+    # 500 lines while fewer than 1000 are sent, then half of those sent, at most 1200 ...
+    assert sizes[:5] == [500, 500, 500, 750, 1125] and max(sizes) == 1200
+    top = sizes.index(1200)
+    assert sizes[:top + 1] == sorted(sizes[:top + 1])
+    # ... and, near the end, smaller again before the last chunk
+    assert any(b < a for a, b in itertools.pairwise(sizes[top:-1])), sizes
     assert dump(home / "kgs" / "chunked") == dump(home / "kgs" / "one")
-    # near the end of the input, chunks shrink to half the lines still to come (never below the start size)
+    # near the end, chunks are half the lines still to come, never below the start size
     chunk_lines = builder._StoreLoader._chunk_lines
     assert chunk_lines(2000, 0.5) == 1000  # 2000 lines to come: grown as before
     assert chunk_lines(6000, 0.75) == 1000  # 2000 to come
-    assert chunk_lines(6000, 0.99) == 500
-    assert chunk_lines(6000, 0.0) == chunk_lines(6000, 1.0) == 1200  # no share known: as it grows
+    assert chunk_lines(6000, 0.99) == chunk_lines(6000, 1.0) == 500
+    assert chunk_lines(6000, 0.0) == 1200  # nothing known yet: as it grows
+
+
+def test_a_file_grouped_by_subject_loads_as_the_same_lines_in_another_order(home, tmp_path):
+    """A subject repeated from the line before is not looked up again: that must not change the KG."""
+    lines = [f"Film {i // 5}|{('directed_by', 'written_by', 'starred_actors')[i % 3]}|Person {i % 7}\n" for i in range(300)]
+    grouped = tmp_path / "grouped.txt"
+    grouped.write_text("".join(lines), encoding="utf-8")
+    mixed = tmp_path / "mixed.txt"
+    mixed.write_text("".join(lines[::2] + lines[1::2]), encoding="utf-8")
+    first = build_kg([grouped], "grouped", home=home, progress=False, base_iri=META)
+    second = build_kg([mixed], "mixed", home=home, progress=False, base_iri=META)
+    assert dump(home / "kgs" / "grouped") == dump(home / "kgs" / "mixed")
+    assert first.counts == second.counts and first.counts.entities == 60 + 7
 
 
 class _Wrapped:

@@ -93,9 +93,11 @@ def test_names_encode_as_quote_does_word_by_word_and_after_the_word_cache_is_ful
     monkeypatch.setattr(iri, "_ENCODED_WORDS_MAX", 8)
     rng = random.Random(7)
     alphabet = ["a", "B", "7", " ", "  ", "é", "東", "/", "%", "_", "~", "[c3]", "\t", "🎬"]
-    names = ODD_NAMES + ["", " ", "a  b", " x ", "x%20y", "~._-"]
+    long_word = "w/" * 40
+    names = ODD_NAMES + ["", " ", "a  b", " x ", "x%20y", "~._-", f"{long_word} x", long_word]
     names += ["".join(rng.choice(alphabet) for _ in range(rng.randint(0, 9))) for _ in range(500)]
     for name in names + names:  # the second pass meets cached words
         assert iri.percent_encode(name) == quote(name, safe=""), name
         assert mint_entity_iri(BASE, name) == BASE + "e/" + quote(name, safe="")
     assert 0 < len(iri._ENCODED_WORDS) <= 8  # bounded
+    assert long_word not in iri._ENCODED_WORDS  # long words are not kept

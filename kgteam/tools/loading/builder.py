@@ -417,7 +417,9 @@ class _Labeller:
     def _unlabelled(self) -> Iterator[tuple[str, str, str | None]]:
         """(IRI, kind, name) of every IRI not labelled yet: relations first, then entities, each sorted by IRI."""
         col = self.col
-        done = self.done if self.done is not None else set()
+        done = self.done
+        if done is None:  # labelled as met: asking again would label every IRI twice
+            raise RuntimeError("this labeller keeps no record of what it labelled")
         relations: dict[str, str | None] = {}
         for name, term in col.text_relations.items():
             relations[term[1:-1]] = name
@@ -498,13 +500,17 @@ class _StoreLoader(_FedThread):
         again, so that little is left to write once the reading is done.
         """
         size = min(cls._MAX_LINES, max(cls._LINES, int(sent * cls._GROWTH)))
-        if 0 < read < 1:
-            left = sent * (1 - read) / read  # lines still to come, at the rate so far
+        if read > 0:  # 0: nothing known yet
+            left = sent * max(0.0, 1 - read) / read  # lines still to come, at the rate so far
             size = min(size, max(cls._LINES, int(left / 2)))
         return size
 
-    def load(self, lines: Iterable[str], read: Callable[[], float] = lambda: 0.0) -> None:
-        """Sends ``lines`` in chunks; ``read()`` is the share of the input read so far."""
+    def load(self, lines: Iterable[str], read: Callable[[], float]) -> None:
+        """Sends ``lines`` in chunks; ``read()`` is the share of the input bytes read so far.
+
+        Compressed inputs count compressed bytes, so with plain and compressed inputs mixed the
+        share is rough; only the chunk sizes depend on it.
+        """
         chunk: list[str] = []
         sent = 0
         size = self._chunk_lines(sent, read())
