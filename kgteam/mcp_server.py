@@ -6,14 +6,35 @@ SPARQL guard (read-only, LIMIT added or lowered), the KG's timeout and its row a
 A refusal or bad input comes back as an MCP tool error whose text says what was wrong; nothing
 a client sends can raise past a tool, so the server keeps serving.
 
+What the SDK alone does not give, added here (see :func:`build_server`):
+
+- **Strict arguments.** The SDK validates in pydantic's lax mode (``true`` is taken as ``1``) and
+  ignores unknown arguments; each call is first checked in strict mode with unknown names refused.
+- **Bounded calls.** A KG tool's whole call, the reply included, runs under the KG's time limit, and
+  the reply is built on a worker thread (the event loop only moves messages), so no call holds
+  up another.
+- **Bounded replies.** The reply is cut to the KG's byte cap as it is sent (JSON), not as values
+  count; an error never echoes more than a short prefix of what the client sent.
+- **stdio answers every request.** A frame the SDK cannot read gets a JSON-RPC error (-32700 or
+  -32600), as over HTTP, instead of silence.
+
 Annotations here are real objects, not strings: the SDK reads them to publish each tool's
 input and output schema.
 """
 
+import asyncio
+import contextlib
+import functools
+import json
 import logging
+import sys
+import weakref
+from collections.abc import AsyncIterator, Callable, Iterator
+from concurrent.futures import ThreadPoolExecutor
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, Field
+import pydantic_core
+from pydantic import BaseModel, Field, ValidationError
 
 from kgteam.protocols.errors import KgteamError
 from kgteam.protocols.evidence import Evidence
@@ -25,6 +46,13 @@ log = logging.getLogger(__name__)
 
 INSTALL_HINT = "the MCP server needs the `mcp` package: pip install 'kgteam[mcp]'"
 
+ERROR_CHARS = 1000  # the longest error text a client gets
+ECHO_CHARS = 60  # the most of a client's own input (a tool or argument name) an error repeats
+TEXT_CHARS = 8000  # the text summary for the model; the structured content carries the rest
+CELL_CHARS = 200  # one value in the text summary of a SPARQL result
+ENVELOPE_BYTES = 1024  # JSON-RPC envelope around content and structured content, with room to spare
+THREADS = 32  # worker threads for the server's loop: KG queries, guard parses, replies
+
 Iri = Annotated[str, Field(min_length=1, max_length=2000,
                            description="absolute IRI of an entity, e.g. one search_entities returned")]
 K = Annotated[int, Field(ge=1, le=1000, description="how many matches to return (1-1000)")]
@@ -35,6 +63,7 @@ class EntityHits(BaseModel):
 
     query: str
     hits: list[LabelHit]
+    truncated: bool = Field(False, description="hits were left out to fit the reply's byte cap")
 
 
 class Neighborhood(BaseModel):
@@ -42,6 +71,7 @@ class Neighborhood(BaseModel):
 
     iri: str
     triples: list[NeighborTriple]
+    truncated: bool = Field(False, description="triples were left out to fit the reply's byte cap")
 
 
 class SimilarFacts(BaseModel):
@@ -49,6 +79,7 @@ class SimilarFacts(BaseModel):
 
     text: str
     triples: list[SimilarTriple]
+    truncated: bool = Field(False, description="triples were left out to fit the reply's byte cap")
 
 
 class AskCost(BaseModel):
@@ -73,6 +104,7 @@ class AskResult(BaseModel):
     model: str | None = Field(description="the team's model; 'none' when the scorers decided alone")
     session: str = Field(description="pass it back as `session` to ask a follow-up")
     error: str | None = None
+    truncated: bool = Field(False, description="evidence triples were left out to fit the reply's byte cap")
 
 
 def _text_of_hits(found: EntityHits) -> str:
@@ -97,7 +129,8 @@ def _text_of_sparql(res: SparqlResult) -> str:
     if res.boolean is not None:
         return "true" if res.boolean else "false"
     cut = f", cut at the {res.truncated_by} cap" if res.truncated else ""
-    rows = ["\t".join(row[v].value if v in row else "" for v in res.variables) for row in res.rows[:20]]
+    rows = ["\t".join(clip(row[v].value, CELL_CHARS) if v in row else "" for v in res.variables)
+            for row in res.rows[:20]]
     more = [f"... {len(res.rows) - 20} more row(s) in the structured result"] if len(res.rows) > 20 else []
     return "\n".join([f"{len(res.rows)} row(s){cut}", "\t".join(res.variables), *rows, *more])
 
@@ -121,58 +154,323 @@ def ask_result(answer: Answer, session: str) -> AskResult:
     )
 
 
+# ---------------------------------------------------------------------------------------- bounds
+
+
+def clip(text: str, limit: int = ERROR_CHARS) -> str:
+    """``text`` cut to ``limit`` characters, saying how long it was: a reply never echoes unbounded input."""
+    return text if len(text) <= limit else f"{text[:limit]}… ({len(text)} characters)"
+
+
+class ReplyTooLarge(KgteamError):
+    """Not even the first item of a list fits in the reply's byte cap."""
+
+
+def _json_size(value: Any) -> int:
+    return len(pydantic_core.to_json(value))
+
+
+def _cut(model: BaseModel, path: list[str], keep: int) -> BaseModel:
+    """``model`` with the list at ``path`` (a field, or a field of a field) cut to ``keep`` items."""
+    value = getattr(model, path[0])
+    return model.model_copy(update={path[0]: value[:keep] if len(path) == 1 else _cut(value, path[1:], keep)})
+
+
+_NOUNS = {"rows": "row", "hits": "hit", "triples": "triple", "outgoing": "outgoing predicate"}
+
+
+def fit_reply(data: BaseModel, text_of: Callable[[Any], str], items: str, max_bytes: int) -> tuple[dict[str, Any], str]:
+    """The structured content and text of a reply whose JSON fits in ``max_bytes``.
+
+    The KG's byte cap counts the values a query returns; the same values as JSON (keys, term types,
+    quotes, one object per row) can be three times larger, and that is what a client receives. So
+    the reply is measured as it is sent and, when over, the list ``items`` (``"rows"``, or
+    ``"evidence.triples"`` for a nested one) is cut to the longest prefix that fits, with
+    ``truncated`` set and the text saying so. Blocking: runs on a worker thread."""
+    payload = data.model_dump(mode="json")
+    text = clip(text_of(data), TEXT_CHARS)
+    if _json_size(payload) + _json_size(text) + ENVELOPE_BYTES <= max_bytes:
+        return payload, text
+    path = items.split(".")
+    listed = payload
+    for key in path:
+        listed = listed[key]
+    sizes = [_json_size(item) + 1 for item in listed]  # and a comma
+    room = max_bytes - ENVELOPE_BYTES - _json_size(text) - _json_size(_cut(data, path, 0).model_dump(mode="json"))
+    keep = used = 0
+    while keep < len(sizes) and used + sizes[keep] <= room - 200:  # 200: the note below, and `truncated`
+        used += sizes[keep]
+        keep += 1
+    while True:
+        if keep == 0:
+            what = f"its first {_NOUNS.get(path[-1], path[-1])}" if sizes and room > 0 else f"none of its {path[-1]}"
+            hint = ": select shorter values (e.g. SUBSTR) or fewer columns" if isinstance(data, SparqlResult) else ""
+            raise ReplyTooLarge(f"the reply is over the KG's {max_bytes}-byte cap with {what}{hint}")
+        marks = {"truncated": True, "truncated_by": "bytes"}
+        cut = _cut(data, path, keep)
+        cut = cut.model_copy(update={k: v for k, v in marks.items() if k in type(cut).model_fields})
+        payload = cut.model_dump(mode="json")
+        text = (clip(text_of(cut), TEXT_CHARS) + f"\n[cut to {keep} of {len(sizes)} {path[-1]}: "
+                f"a reply holds at most {max_bytes} bytes]")
+        if _json_size(payload) + _json_size(text) + ENVELOPE_BYTES <= max_bytes:
+            return payload, text
+        keep = keep * 9 // 10  # the estimate was short (a longer text): a little less
+
+
+def _reply_share(seconds: float) -> float:
+    """The part of a call's time limit kept for building its reply (the query gets the rest)."""
+    return min(1.0, seconds / 4)
+
+
+_WIDENED: "weakref.WeakSet[asyncio.AbstractEventLoop]" = weakref.WeakSet()
+
+
+def _widen_thread_pool() -> None:
+    """The KG tools run queries with ``asyncio.to_thread``, on the loop's default pool: CPUs + 4 threads
+    (6 on two cores), so six slow queries would make every other call wait its turn. The server's
+    loop gets ``THREADS`` instead (each query stays bounded by the KG's timeout)."""
+    loop = asyncio.get_running_loop()
+    if loop not in _WIDENED:
+        _WIDENED.add(loop)
+        loop.set_default_executor(ThreadPoolExecutor(THREADS, thread_name_prefix="kgteam-mcp"))
+
+
+def _json_kind(value: Any) -> str:
+    for kind, name in ((bool, "a boolean"), (int, "an integer"), (float, "a number"), (str, "a string"),
+                       (list, "an array"), (dict, "an object")):
+        if isinstance(value, kind):
+            return name
+    return "null" if value is None else type(value).__name__
+
+
+def _argument_errors(exc: ValidationError) -> str:
+    """One line per bad argument: its name, what was wrong and what JSON type came (never the value)."""
+    lines = []
+    for err in exc.errors()[:5]:
+        where = ".".join(clip(str(part), ECHO_CHARS) for part in err["loc"]) or "arguments"
+        got = f" (got {_json_kind(err.get('input'))})" if err["type"].endswith("_type") else ""
+        lines.append(f"{where}: {err['msg']}{got}")
+    return "; ".join(lines)
+
+
+class ToolsOnly:
+    """Stands in for a team when its model cannot be had (the local model is not installed): the KG
+    tools need no model, so ``kgteam mcp`` serves them, and ``ask`` says why it cannot answer."""
+
+    def __init__(self, spec: Any, tools: Any, why: str) -> None:
+        self.spec = spec
+        self.kg = tools
+        self.why = why
+
+
+# ---------------------------------------------------------------------------------------- stdio
+
+
+def read_frame(line: str) -> tuple[bool, Any]:
+    """Whether the SDK can read a stdio frame and, when not, the JSON-RPC error that answers it.
+
+    The SDK's stdio transport drops a frame it cannot read, so the client waits forever for the
+    answer; over HTTP the same frame gets -32700 or -32600. Here: not JSON is -32700 with id null;
+    JSON that is not a request the SDK reads is -32600 with the request's id (id null when there is
+    none to read, as JSON-RPC says); a bad notification or response has nobody waiting, so it is
+    only logged (``None``)."""
+    from mcp.types import INVALID_REQUEST, PARSE_ERROR, ErrorData, JSONRPCError, jsonrpc_message_adapter
+
+    try:
+        jsonrpc_message_adapter.validate_json(line, by_name=False)
+        return True, None
+    except ValidationError:
+        pass
+    try:
+        frame = json.loads(line)
+    except (ValueError, RecursionError):
+        return False, JSONRPCError(jsonrpc="2.0", id=None, error=ErrorData(code=PARSE_ERROR, message="Parse error"))
+    frame_id = frame.get("id") if isinstance(frame, dict) else None
+    readable = isinstance(frame_id, str | int) and not isinstance(frame_id, bool)
+    if isinstance(frame, dict):
+        response = "method" not in frame and (readable or "result" in frame or "error" in frame)
+        notification = "method" in frame and "id" not in frame
+    if isinstance(frame, dict) and (response or notification):  # nobody waits for an answer
+        log.warning("mcp stdio: dropped a %s that is not valid JSON-RPC 2.0: %s",
+                    "notification" if "method" in frame else "response", clip(line.strip(), 200))
+        return False, None
+    message = ("Invalid Request: not a JSON-RPC 2.0 request this server can read (jsonrpc must be \"2.0\", "
+               "method a string, params an object)")
+    return False, JSONRPCError(jsonrpc="2.0", id=frame_id if readable else None,
+                               error=ErrorData(code=INVALID_REQUEST, message=message))
+
+
+async def _checked_lines(stdin: Any, answer: Callable[[Any], Any]) -> AsyncIterator[str]:
+    """The lines of ``stdin`` the SDK can read; the others answered (``await answer(error)``) before
+    the next line is read, so answers keep the order of the frames, or logged."""
+    async for raw in stdin:
+        line = raw.decode("utf-8", "replace")
+        if not line.strip():
+            continue
+        readable, error = read_frame(line)
+        if readable:
+            yield line
+        elif error is not None:
+            await answer(error)
+
+
+@functools.cache
+def _server_class() -> type:
+    """:class:`mcp.server.MCPServer` with kgteam's checks around each call and its own stdio loop."""
+    import anyio
+    from mcp.server.mcpserver import MCPServer
+    from mcp.server.mcpserver.exceptions import ToolError, UnexpectedToolError
+    from mcp.server.stdio import stdio_server
+    from mcp.shared.exceptions import MCPError
+
+    class KgteamMCPServer(MCPServer):  # type: ignore[misc]
+        """Two overrides, since the SDK has no hook for either: ``call_tool`` (checks before the SDK's own
+        lax validation, errors cut short) and ``run_stdio_async`` (unreadable frames answered)."""
+
+        def __init__(self, *args: Any, tools: list[Any], **kwargs: Any) -> None:
+            super().__init__(*args, tools=tools, **kwargs)
+            self.tools_by_name = {tool.name: tool for tool in tools}
+
+        async def call_tool(self, name: str, arguments: dict[str, Any], context: Any = None) -> Any:
+            """The SDK's call, after a strict check of the arguments, with every error bounded."""
+            _widen_thread_pool()
+            tool = self.tools_by_name.get(name)
+            if tool is None:
+                raise ToolError(f"unknown tool {clip(name, ECHO_CHARS)!r}: the tools are "
+                                f"{', '.join(self.tools_by_name)}")
+            known = tool.parameters.get("properties", {})
+            unknown = [key for key in arguments if key not in known]
+            if unknown:
+                listed = ", ".join(repr(clip(key, ECHO_CHARS)) for key in unknown[:5])
+                more = f" and {len(unknown) - 5} more" if len(unknown) > 5 else ""
+                raise ToolError(f"{name}: unknown argument(s) {listed}{more}; it takes {', '.join(known)}")
+            meta = tool.fn_metadata
+            try:  # strict: JSON true is not the integer 1, "5" not 5 (the schema says integer)
+                meta.arg_model.model_validate(meta.pre_parse_json(arguments), strict=True)
+            except ValidationError as exc:
+                raise ToolError(f"{name}: invalid arguments: {_argument_errors(exc)}") from None
+            try:
+                return await super().call_tool(name, arguments, context)
+            except MCPError:
+                raise
+            except UnexpectedToolError as exc:  # a bug: said in one line, logged without a traceback
+                cause = exc.__cause__
+                log.warning("mcp tool %s failed: %s: %s", name, type(cause).__name__, clip(str(cause), 300))
+                raise ToolError(clip(f"{name} failed: {type(cause).__name__}: {cause}")) from None
+            except ToolError as exc:
+                raise ToolError(clip(str(exc))) from None
+
+        async def run_stdio_async(self) -> None:
+            """The SDK's stdio transport, fed only frames it can read (:func:`read_frame` answers the rest
+            on the same write stream as the SDK's own answers).
+
+            stdin is passed in, so the SDK leaves fd 0 as it is (it still moves fd 1 off the wire);
+            nothing kgteam starts reads its standard input."""
+            from mcp.shared.message import SessionMessage
+
+            ready, wire = anyio.Event(), []
+
+            async def answer(error: Any) -> None:
+                await ready.wait()
+                with contextlib.suppress(anyio.ClosedResourceError, anyio.BrokenResourceError):
+                    await wire[0].send(SessionMessage(error))
+
+            lines = _checked_lines(anyio.wrap_file(sys.stdin.buffer), answer)
+            async with stdio_server(stdin=lines) as (read, write):  # type: ignore[arg-type]
+                wire.append(write)
+                ready.set()
+                low = self._lowlevel_server
+                await low.run(read, write, low.create_initialization_options())
+
+    return KgteamMCPServer
+
+
+# ---------------------------------------------------------------------------------------- server
+
+
 def build_server(team: Any, *, name: str = "kgteam") -> Any:
-    """An MCP server (``mcp.server.MCPServer``) over a built :class:`kgteam.api.Team`.
+    """An MCP server (``mcp.server.MCPServer``) over a built :class:`kgteam.api.Team` (or a
+    :class:`ToolsOnly`: the KG tools, and an ``ask`` that says why it cannot answer).
 
     Raises ImportError naming the extra when the SDK is not installed."""
     import uuid
 
     try:
-        from mcp.server.mcpserver import MCPServer
+        import anyio
         from mcp.server.mcpserver.exceptions import ToolError as McpToolError
+        from mcp.server.mcpserver.tools import Tool
         from mcp.types import CallToolResult, TextContent, ToolAnnotations
     except ImportError as exc:
         raise ImportError(INSTALL_HINT) from exc
 
-    tools = team.runner.kg
+    no_ask = team.why if isinstance(team, ToolsOnly) else None
+    tools = team.kg if isinstance(team, ToolsOnly) else team.runner.kg
     if tools is None:
         raise ValueError("this team has no KG tools to serve")
     kg_name = team.spec.kg_title
-    server = MCPServer(name, log_level="WARNING", instructions=(
-        f"Tools over the knowledge graph {kg_name!r}: find entities with search_entities, look around them "
-        f"with neighbors and entity_schema, query with run_sparql (read-only), or let the team answer with ask."))
     read_only = ToolAnnotations(read_only_hint=True, destructive_hint=False, idempotent_hint=True,
                                 open_world_hint=False)
+    served: list[Any] = []
 
-    def result(data: BaseModel, text: str) -> CallToolResult:
-        return CallToolResult(content=[TextContent(type="text", text=text)],
-                              structured_content=data.model_dump(mode="json"))
+    def tool(**options: Any) -> Callable[[Any], Any]:
+        """Registers a tool. Its output is built (and checked) here from our own models, so the SDK's
+        second validation of each reply, on the event loop, is switched off; the schema is still published."""
+        def register(fn: Any) -> Any:
+            made = Tool.from_function(fn, **options)
+            made.fn_metadata.output_model = None
+            served.append(made)
+            return fn
+        return register
 
     async def call(tool: str, coro: Any) -> Any:
         """The KG tool's answer, or an MCP tool error that says why (never a traceback)."""
         try:
             return await coro
         except KgteamError as exc:
-            raise McpToolError(str(exc)) from None
+            raise McpToolError(clip(str(exc))) from None
         except Exception as exc:  # a backend fault: said in one line, logged, and the server goes on
-            log.warning("mcp tool %s failed: %s: %s", tool, type(exc).__name__, exc)
-            raise McpToolError(f"{tool} failed: {type(exc).__name__}: {exc}") from None
+            log.warning("mcp tool %s failed: %s: %s", tool, type(exc).__name__, clip(str(exc), 300))
+            raise McpToolError(clip(f"{tool} failed: {type(exc).__name__}: {exc}")) from None
+
+    @contextlib.contextmanager
+    def bounded(tool: str, seconds: float) -> Iterator[None]:
+        """The whole call, reply included, within ``seconds``; past it, a tool error that says so."""
+        try:
+            with anyio.fail_after(seconds):
+                yield
+        except TimeoutError:
+            raise McpToolError(f"{tool} took longer than {seconds:g}s, the KG's time limit for a call (the reply "
+                               "included): narrow it (fewer rows, hops or predicates)") from None
+
+    async def reply(data: BaseModel, text_of: Callable[[Any], str], items: str, *,
+                    is_error: bool = False) -> CallToolResult:
+        """The tool's reply, built and cut to the byte cap on a worker thread (the loop serves other calls)."""
+        try:
+            payload, text = await anyio.to_thread.run_sync(fit_reply, data, text_of, items, tools.max_result_bytes,
+                                                           abandon_on_cancel=True)
+        except ReplyTooLarge as exc:
+            raise McpToolError(str(exc)) from None
+        return CallToolResult(content=[TextContent(type="text", text=text)], structured_content=payload,
+                              is_error=is_error)
 
     async def known(iri: str) -> None:
         if not await call("entity check", tools.has_entity(iri)):
-            raise McpToolError(f"no entity <{iri}> in KG {kg_name!r}: find one with search_entities")
+            raise McpToolError(f"no entity <{clip(iri, 200)}> in KG {kg_name!r}: find one with search_entities")
 
-    @server.tool(annotations=read_only, description=(
+    limit_s = tools.default_timeout_s
+
+    @tool(annotations=read_only, description=(
         "Find knowledge-graph entities by name or alias (typo tolerant, exact matches first). "
         "Returns their IRIs for the other tools."))
     async def search_entities(
         text: Annotated[str, Field(min_length=1, max_length=1000, description="a name or alias to look up")],
         k: K = 10,
     ) -> Annotated[CallToolResult, EntityHits]:
-        found = EntityHits(query=text, hits=await call("search_entities", tools.search_entities(text, k)))
-        return result(found, _text_of_hits(found))
+        with bounded("search_entities", limit_s):
+            found = EntityHits(query=text, hits=await call("search_entities", tools.search_entities(text, k)))
+            return await reply(found, _text_of_hits, "hits")
 
-    @server.tool(annotations=read_only, description=(
+    @tool(annotations=read_only, description=(
         "Triples around an entity, with labels, up to `hops` away; naming triples are left out. Ordered by hop, "
         "direction, predicate and far end, and cut at `limit`."))
     async def neighbors(
@@ -183,57 +481,71 @@ def build_server(team: Any, *, name: str = "kgteam") -> Any:
         limit: Annotated[int, Field(ge=1, le=tools.max_rows, description=f"at most this many triples "
                                     f"(1-{tools.max_rows})")] = 200,
     ) -> Annotated[CallToolResult, Neighborhood]:
-        await known(iri)
-        triples = await call("neighbors", tools.neighbors(iri, predicates=predicates, direction=direction,
-                                                          hops=hops, limit=limit))
-        found = Neighborhood(iri=iri, triples=triples)
-        return result(found, _text_of_triples(triples) or f"no triples around <{iri}> with these filters")
+        with bounded("neighbors", limit_s):
+            await known(iri)
+            triples = await call("neighbors", tools.neighbors(iri, predicates=predicates, direction=direction,
+                                                              hops=hops, limit=limit))
+            return await reply(Neighborhood(iri=iri, triples=triples), lambda found: _text_of_triples(
+                found.triples) or f"no triples around <{iri}> with these filters", "triples")
 
-    @server.tool(annotations=read_only, description=(
+    @tool(annotations=read_only, description=(
         "The predicates going out of and into an entity, with counts and the types of their values."))
     async def entity_schema(iri: Iri) -> Annotated[CallToolResult, EntitySchema]:
-        await known(iri)
-        schema = await call("entity_schema", tools.entity_schema(iri))
-        return result(schema, _text_of_schema(schema))
+        with bounded("entity_schema", limit_s):
+            await known(iri)
+            schema = await call("entity_schema", tools.entity_schema(iri))
+            return await reply(schema, _text_of_schema, "outgoing")
 
-    @server.tool(annotations=read_only, description=(
+    @tool(annotations=read_only, description=(
         f"Run a read-only SPARQL query (SELECT/ASK/CONSTRUCT/DESCRIBE) on KG {kg_name!r}. Updates, LOAD and "
         f"SERVICE are refused; LIMIT is added or lowered; at most {tools.max_rows} rows, "
-        f"{tools.max_result_bytes} bytes and {tools.default_timeout_s:g}s per query."))
+        f"{tools.max_result_bytes} bytes of reply and {limit_s:g}s per call."))
     async def run_sparql(
         query: Annotated[str, Field(min_length=1, max_length=MAX_QUERY_CHARS, description="the SPARQL query")],
         limit: Annotated[int | None, Field(ge=1, le=tools.max_rows, description=(
             f"row cap, at most {tools.max_rows} (the KG's cap)"))] = None,
-        timeout_s: Annotated[float | None, Field(gt=0, le=tools.default_timeout_s, allow_inf_nan=False, description=(
-            f"seconds, at most {tools.default_timeout_s:g} (the KG's per-query timeout)"))] = None,
+        timeout_s: Annotated[float | None, Field(gt=0, le=limit_s, allow_inf_nan=False, description=(
+            f"seconds for the whole call, at most {limit_s:g} (the KG's per-query timeout)"))] = None,
     ) -> Annotated[CallToolResult, SparqlResult]:
-        res = await call("run_sparql", tools.run_sparql(query, limit=limit, timeout_s=timeout_s))
-        return result(res, _text_of_sparql(res))
+        seconds = min(timeout_s or limit_s, limit_s)
+        with bounded("run_sparql", seconds):
+            res = await call("run_sparql", tools.run_sparql(query, limit=limit,
+                                                            timeout_s=seconds - _reply_share(seconds)))
+            return await reply(res, _text_of_sparql, "rows")
 
-    @server.tool(annotations=read_only, description=(
+    @tool(annotations=read_only, description=(
         "KG triples whose wording is closest in meaning to a statement or question (dense search over all "
         "facts; needs the KG's triple vectors)."))
     async def similar_triples(
         text: Annotated[str, Field(min_length=1, max_length=1000, description="a statement or question")],
         k: K = 10,
     ) -> Annotated[CallToolResult, SimilarFacts]:
-        found = SimilarFacts(text=text, triples=await call("similar_triples", tools.similar_triples(text, k)))
-        return result(found, "\n".join(f"{t.score:.3f} {t.readable()}" for t in found.triples) or "no triples")
+        with bounded("similar_triples", limit_s):
+            found = SimilarFacts(text=text, triples=await call("similar_triples", tools.similar_triples(text, k)))
+            return await reply(found, lambda f: "\n".join(f"{t.score:.3f} {t.readable()}" for t in f.triples)
+                               or "no triples", "triples")
 
-    @server.tool(annotations=ToolAnnotations(read_only_hint=True, open_world_hint=False), description=(
-        f"Ask the kgteam team {team.spec.name!r} a question in natural language; it answers from KG {kg_name!r} "
-        f"with evidence (triples, queries), a confidence, why it stopped and what it cost."))
+    team_name = team.spec.name
+    ask_description = (
+        f"Ask the kgteam team {team_name!r} a question in natural language; it answers from KG {kg_name!r} "
+        f"with evidence (triples, queries), a confidence, why it stopped and what it cost.")
+    if no_ask is not None:
+        ask_description = f"Not available on this server: {no_ask}"
+
+    @tool(annotations=ToolAnnotations(read_only_hint=True, open_world_hint=False), description=ask_description)
     async def ask(
         question: Annotated[str, Field(min_length=1, max_length=4000, description="the question")],
         session: Annotated[str | None, Field(min_length=1, max_length=64, pattern=r"^[\w-]+$", description=(
             "a session id from an earlier answer, to ask a follow-up (a new session when empty)"))] = None,
     ) -> Annotated[CallToolResult, AskResult]:
+        if no_ask is not None:
+            raise McpToolError(no_ask)
         sid = session or uuid.uuid4().hex[:12]
         answer = await call("ask", team.aask(question, session=sid))
-        res = ask_result(answer, sid)
-        out = result(res, _text_of_answer(res))
-        if answer.status == "error":  # the run failed (model unreachable ...): the client sees it as an error
-            return CallToolResult(content=out.content, structured_content=out.structured_content, is_error=True)
-        return out
+        # a run that failed (model unreachable ...) reaches the client as an error that still has the answer's fields
+        return await reply(ask_result(answer, sid), _text_of_answer, "evidence.triples",
+                           is_error=answer.status == "error")
 
-    return server
+    return _server_class()(name, log_level="WARNING", tools=served, instructions=(
+        f"Tools over the knowledge graph {kg_name!r}: find entities with search_entities, look around them "
+        f"with neighbors and entity_schema, query with run_sparql (read-only), or let the team answer with ask."))

@@ -1,7 +1,9 @@
 """``kgteam mcp``: the KG tools and the team's ``ask`` as an MCP server (stdio or streamable HTTP).
 
 The team, KG and model are chosen as ``ask`` and ``serve`` choose them; HTTP binds before the
-team is built (a taken port is said at once) and listens on this machine only unless told.
+team is built (a taken port is said at once) and listens on this machine only unless told. The
+KG tools need no model: where the local model is not installed, the KG tools are served alone
+and ``ask`` says what to install.
 """
 
 from __future__ import annotations
@@ -51,9 +53,12 @@ def mcp(
 
         ensure_kg(spec, home, say=lambda m: typer.echo(m, err=True))
         try:
-            served = stack.enter_context(Team(spec, home=home))
+            served: object = stack.enter_context(Team(spec, home=home))
         except TeamBuildError as exc:
-            raise fail(f"cannot build team {spec.name!r}: {exc}", 2) from None
+            why = _local_model_missing(exc)
+            if why is None:
+                raise fail(f"cannot build team {spec.name!r}: {exc}", 2) from None
+            served = _tools_only(spec, home, stack, why)
         try:
             server = build_server(served)
         except ImportError as exc:  # installed, yet it cannot be imported (a broken dependency)
@@ -66,6 +71,31 @@ def mcp(
         else:
             _serve_http(server, sock, host, port, f"team {spec.name!r} on KG {kg_name!r}")
     sys.stderr.flush()
+
+
+def _local_model_missing(exc: Exception) -> str | None:
+    """Why ``ask`` cannot run when the team failed only for want of the local model package (the
+    ``local`` extra); None for any other failure, which stops the command as before."""
+    from kgteam.llm.local_server import SMOLLM2_PACKAGE, LocalServerError, llama_cpp_available
+
+    if not isinstance(exc.__cause__, LocalServerError):
+        return None
+    if llama_cpp_available() and importlib.util.find_spec(SMOLLM2_PACKAGE) is not None:
+        return None  # installed, yet it would not start: a real fault, said as one
+    return str(exc.__cause__)
+
+
+def _tools_only(spec: object, home: Path | None, stack: contextlib.ExitStack, why: str) -> object:
+    """The KG tools without the team: they need no model, so the server starts and lists them."""
+    from kgteam.mcp_server import ToolsOnly
+    from kgteam.team_builder import TeamBuildError, open_team_kg_tools
+
+    try:
+        tools = open_team_kg_tools(spec, stack, home)  # type: ignore[arg-type]
+    except TeamBuildError as exc:
+        raise fail(f"cannot open the KG of team {spec.name!r}: {exc}", 2) from None  # type: ignore[attr-defined]
+    typer.echo(f"kgteam mcp: the team's model cannot start ({why}); serving the KG tools, without ask", err=True)
+    return ToolsOnly(spec, tools, f"ask needs the team's model, which cannot start here: {why}")
 
 
 def _serve_http(server: object, sock: object, host: str, port: int, what: str) -> None:

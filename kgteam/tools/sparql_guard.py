@@ -144,10 +144,14 @@ def _check_nesting(toks: list[Token]) -> None:
 
 
 def _scan(toks: list[Token], source: Source) -> None:
-    for t in toks:
+    for i, t in enumerate(toks):
         if t.kind == "word" and t.text.upper() in FORBIDDEN_KEYWORDS:
             kw = t.text.upper()
             raise UnsafeQueryError(f"{kw} at {source.where(t.start)} is not allowed: {_WHY.get(kw, _UPDATE_WHY)}")
+        # rdflib's parser cannot translate DESCRIBE * (a TypeError inside it): said here in words
+        if t.kind == "word" and t.text.upper() == "DESCRIBE" and toks[i + 1 : i + 2] and toks[i + 1].text == "*":
+            raise ToolError(f"DESCRIBE * at {source.where(t.start)} is not supported: name what to describe "
+                            "(DESCRIBE ?s WHERE { ... }) or use CONSTRUCT { ?s ?p ?o } WHERE { ... }")
 
 
 # ----------------------------------------------------------------------------- LIMIT / OFFSET
