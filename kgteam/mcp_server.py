@@ -15,6 +15,10 @@ What the SDK alone does not give, added here (see :func:`build_server`):
   up another.
 - **Bounded replies.** The reply is cut to the KG's byte cap as it is sent (JSON), not as values
   count; an error never echoes more than a short prefix of what the client sent.
+- **KG text shown as data.** Labels, literals and answers come from someone else's KG: every reply
+  passes them through :mod:`kgteam.protocols.display` (line breaks folded, control and bidi
+  characters escaped, lengths capped), so a label cannot forge a line of the reply
+  ("SYSTEM: ...") or steer the client's terminal. The byte cap is measured on what is sent.
 - **stdio answers every request.** A frame the SDK cannot read gets a JSON-RPC error (-32700 or
   -32600), as over HTTP, instead of silence.
 
@@ -36,6 +40,8 @@ from typing import Annotated, Any, Literal
 import pydantic_core
 from pydantic import BaseModel, Field, ValidationError
 
+from kgteam.protocols.display import LABEL_CHARS, display_answer, display_data, display_text
+from kgteam.protocols.display import TEXT_CHARS as LONG_CHARS
 from kgteam.protocols.errors import KgteamError
 from kgteam.protocols.evidence import Evidence
 from kgteam.protocols.payloads import Answer, AnswerValue
@@ -107,21 +113,26 @@ class AskResult(BaseModel):
     truncated: bool = Field(False, description="evidence triples were left out to fit the reply's byte cap")
 
 
+def _shown(text: object, limit: int = LABEL_CHARS) -> str:
+    """KG text for a text summary: one line, controls escaped, capped (:func:`display_text`)."""
+    return display_text(text, limit)
+
+
 def _text_of_hits(found: EntityHits) -> str:
     if not found.hits:
-        return f"no entity matches {found.query!r}"
-    return "\n".join(f"{h.label} <{h.iri}>" + (f" (matched {h.matched!r})" if h.matched != h.label else "")
-                     for h in found.hits)
+        return f"no entity matches {_shown(found.query, 1000)!r}"
+    return "\n".join(f"{_shown(h.label)} <{_shown(h.iri)}>"
+                     + (f" (matched {_shown(h.matched)!r})" if h.matched != h.label else "") for h in found.hits)
 
 
 def _text_of_triples(triples: list[Any]) -> str:
-    return "\n".join(t.readable() for t in triples)
+    return "\n".join(_shown(t.readable(), LONG_CHARS) for t in triples)
 
 
 def _text_of_schema(schema: EntitySchema) -> str:
-    lines = [f"{schema.label or schema.iri} <{schema.iri}>"]
-    lines += [f"  -> {p.label} ({p.count})" for p in schema.outgoing]
-    lines += [f"  <- {p.label} ({p.count})" for p in schema.incoming]
+    lines = [f"{_shown(schema.label or schema.iri)} <{_shown(schema.iri)}>"]
+    lines += [f"  -> {_shown(p.label)} ({p.count})" for p in schema.outgoing]
+    lines += [f"  <- {_shown(p.label)} ({p.count})" for p in schema.incoming]
     return "\n".join(lines)
 
 
@@ -129,7 +140,7 @@ def _text_of_sparql(res: SparqlResult) -> str:
     if res.boolean is not None:
         return "true" if res.boolean else "false"
     cut = f", cut at the {res.truncated_by} cap" if res.truncated else ""
-    rows = ["\t".join(clip(row[v].value, CELL_CHARS) if v in row else "" for v in res.variables)
+    rows = ["\t".join(_shown(row[v].value, CELL_CHARS) if v in row else "" for v in res.variables)
             for row in res.rows[:20]]
     more = [f"... {len(res.rows) - 20} more row(s) in the structured result"] if len(res.rows) > 20 else []
     return "\n".join([f"{len(res.rows)} row(s){cut}", "\t".join(res.variables), *rows, *more])
@@ -138,11 +149,13 @@ def _text_of_sparql(res: SparqlResult) -> str:
 def _text_of_answer(res: AskResult) -> str:
     conf = "" if res.confidence is None else f", confidence {res.confidence:.2f}"
     ground = "grounded" if res.grounded else "not grounded"
-    return (f"{res.answer}\n[{res.status}, {ground}{conf}; stopped by {res.stopped_by}; "
+    return (f"{_shown(res.answer, LONG_CHARS)}\n[{res.status}, {ground}{conf}; stopped by {res.stopped_by}; "
             f"{res.cost.llm_calls} LLM call(s), {res.cost.total_tokens} tokens, {res.cost.seconds:.2f}s]")
 
 
 def ask_result(answer: Answer, session: str) -> AskResult:
+    """What ``ask`` replies; ``answer`` as shown (its KG text through :func:`display_answer`)."""
+    answer = display_answer(answer)
     cost = answer.cost
     return AskResult(
         answer=answer.text, status=answer.status, values=answer.values, confidence=answer.confidence,
@@ -177,6 +190,14 @@ def _cut(model: BaseModel, path: list[str], keep: int) -> BaseModel:
 
 
 _NOUNS = {"rows": "row", "hits": "hit", "triples": "triple", "outgoing": "outgoing predicate"}
+
+
+def shown_model(data: BaseModel, *, keep: tuple[str, ...] = ("query",), limit: int = LABEL_CHARS) -> BaseModel:
+    """``data`` as a client may be shown it: every string through :func:`display_data` (labels, IRIs and
+    values at most ``limit`` characters), except the fields in ``keep`` (the client's own text, echoed)."""
+    payload = data.model_dump(mode="json")
+    shown = display_data({k: v for k, v in payload.items() if k not in keep}, limit=limit)
+    return type(data).model_validate({**payload, **shown})
 
 
 def fit_reply(data: BaseModel, text_of: Callable[[Any], str], items: str, max_bytes: int) -> tuple[dict[str, Any], str]:
@@ -215,6 +236,16 @@ def fit_reply(data: BaseModel, text_of: Callable[[Any], str], items: str, max_by
         if _json_size(payload) + _json_size(text) + ENVELOPE_BYTES <= max_bytes:
             return payload, text
         keep = keep * 9 // 10  # the estimate was short (a longer text): a little less
+
+
+def shown_reply(data: BaseModel, text_of: Callable[[Any], str], items: str, max_bytes: int, *,
+                shown_chars: int | None = LABEL_CHARS) -> tuple[dict[str, Any], str]:
+    """:func:`fit_reply` of ``data`` as shown (:func:`shown_model`, values at most ``shown_chars``
+    characters; ``None``: ``data`` is shown as it is, e.g. already through :func:`display_answer`).
+    Blocking: runs on a worker thread, so the sanitising counts in the call's time limit too."""
+    if shown_chars is not None:
+        data = shown_model(data, keep=("query", "iri", "text"), limit=shown_chars)
+    return fit_reply(data, text_of, items, max_bytes)
 
 
 def _reply_share(seconds: float) -> float:
@@ -356,9 +387,9 @@ def _server_class() -> type:
             except UnexpectedToolError as exc:  # a bug: said in one line, logged without a traceback
                 cause = exc.__cause__
                 log.warning("mcp tool %s failed: %s: %s", name, type(cause).__name__, clip(str(cause), 300))
-                raise ToolError(clip(f"{name} failed: {type(cause).__name__}: {cause}")) from None
-            except ToolError as exc:
-                raise ToolError(clip(str(exc))) from None
+                raise ToolError(_shown(f"{name} failed: {type(cause).__name__}: {cause}", ERROR_CHARS)) from None
+            except ToolError as exc:  # may quote the KG (an endpoint's reply, an IRI): shown as data
+                raise ToolError(_shown(str(exc), ERROR_CHARS)) from None
 
         async def run_stdio_async(self) -> None:
             """The SDK's stdio transport, fed only frames it can read (:func:`read_frame` answers the rest
@@ -427,10 +458,10 @@ def build_server(team: Any, *, name: str = "kgteam") -> Any:
         try:
             return await coro
         except KgteamError as exc:
-            raise McpToolError(clip(str(exc))) from None
+            raise McpToolError(_shown(str(exc), ERROR_CHARS)) from None  # may quote the KG: shown as data
         except Exception as exc:  # a backend fault: said in one line, logged, and the server goes on
             log.warning("mcp tool %s failed: %s: %s", tool, type(exc).__name__, clip(str(exc), 300))
-            raise McpToolError(clip(f"{tool} failed: {type(exc).__name__}: {exc}")) from None
+            raise McpToolError(_shown(f"{tool} failed: {type(exc).__name__}: {exc}", ERROR_CHARS)) from None
 
     @contextlib.contextmanager
     def bounded(tool: str, seconds: float) -> Iterator[None]:
@@ -443,10 +474,12 @@ def build_server(team: Any, *, name: str = "kgteam") -> Any:
                                "included): narrow it (fewer rows, hops or predicates)") from None
 
     async def reply(data: BaseModel, text_of: Callable[[Any], str], items: str, *,
-                    is_error: bool = False) -> CallToolResult:
-        """The tool's reply, built and cut to the byte cap on a worker thread (the loop serves other calls)."""
+                    is_error: bool = False, shown_chars: int | None = LABEL_CHARS) -> CallToolResult:
+        """The tool's reply, its KG text shown as data, built and cut to the byte cap on a worker thread
+        (the loop serves other calls)."""
+        build = functools.partial(shown_reply, shown_chars=shown_chars)
         try:
-            payload, text = await anyio.to_thread.run_sync(fit_reply, data, text_of, items, tools.max_result_bytes,
+            payload, text = await anyio.to_thread.run_sync(build, data, text_of, items, tools.max_result_bytes,
                                                            abandon_on_cancel=True)
         except ReplyTooLarge as exc:
             raise McpToolError(str(exc)) from None
@@ -511,7 +544,8 @@ def build_server(team: Any, *, name: str = "kgteam") -> Any:
         with bounded("run_sparql", seconds):
             res = await call("run_sparql", tools.run_sparql(query, limit=limit,
                                                             timeout_s=seconds - _reply_share(seconds)))
-            return await reply(res, _text_of_sparql, "rows")
+            # a value may be a long text (a description): kept longer than a label, the byte cap still holds
+            return await reply(res, _text_of_sparql, "rows", shown_chars=LONG_CHARS)
 
     @tool(annotations=read_only, description=(
         "KG triples whose wording is closest in meaning to a statement or question (dense search over all "
@@ -522,7 +556,8 @@ def build_server(team: Any, *, name: str = "kgteam") -> Any:
     ) -> Annotated[CallToolResult, SimilarFacts]:
         with bounded("similar_triples", limit_s):
             found = SimilarFacts(text=text, triples=await call("similar_triples", tools.similar_triples(text, k)))
-            return await reply(found, lambda f: "\n".join(f"{t.score:.3f} {t.readable()}" for t in f.triples)
+            return await reply(found, lambda f: "\n".join(f"{t.score:.3f} {_shown(t.readable(), LONG_CHARS)}"
+                                                           for t in f.triples)
                                or "no triples", "triples")
 
     team_name = team.spec.name
@@ -543,8 +578,10 @@ def build_server(team: Any, *, name: str = "kgteam") -> Any:
         sid = session or uuid.uuid4().hex[:12]
         answer = await call("ask", team.aask(question, session=sid))
         # a run that failed (model unreachable ...) reaches the client as an error that still has the answer's fields
-        return await reply(ask_result(answer, sid), _text_of_answer, "evidence.triples",
-                           is_error=answer.status == "error")
+        # shown as data (display_answer) on a worker thread: a long answer does not hold up the loop
+        result = await anyio.to_thread.run_sync(ask_result, answer, sid, abandon_on_cancel=True)
+        return await reply(result, _text_of_answer, "evidence.triples", is_error=answer.status == "error",
+                           shown_chars=None)
 
     return _server_class()(name, log_level="WARNING", tools=served, instructions=(
         f"Tools over the knowledge graph {kg_name!r}: find entities with search_entities, look around them "

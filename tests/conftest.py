@@ -1,7 +1,8 @@
 """Fixtures shared by test folders: one throwaway PostgreSQL server for the whole run (the session
 stores and the served workers both use it; each test takes a fresh database on it), and one
 install of the bundled demo KG (its vectors take the longest to build of any test KG) and one of
-the atelier KG that roles and eval tests read."""
+the atelier KG that roles and eval tests read. The shared data is looked up in one place for every
+test: ``shared_paths.SHARED_DATA`` (``KGTEAM_DATA_DIR``, else ``<repo>/../shared/data``)."""
 
 from __future__ import annotations
 
@@ -14,8 +15,15 @@ import pytest
 sys.path.insert(0, str(Path(__file__).resolve().parent / "sessions"))
 
 from pg_server import PostgresServer, start_postgres, unavailable_reason  # noqa: E402
+from shared_paths import SHARED_DATA  # noqa: E402
 
 ATELIER_TTL = Path(__file__).resolve().parent / "data" / "kgs" / "atelier" / "atelier.ttl"
+
+
+@pytest.fixture(scope="session")
+def shared_data() -> Path:
+    """The shared data folder (tests/shared_paths.py); a test needing a file there skips when it is absent."""
+    return SHARED_DATA
 
 
 @pytest.fixture(scope="session")

@@ -18,6 +18,11 @@ def _blocks() -> list[str]:
     return re.findall(r"```python\n(.*?)```", DOC.read_text(encoding="utf-8"), flags=re.S)
 
 
+def _printed() -> list[str]:
+    """The lines the doc says its first example prints (the first ```text block)."""
+    return re.findall(r"```text\n(.*?)```", DOC.read_text(encoding="utf-8"), flags=re.S)[0].splitlines()
+
+
 def test_the_documented_examples_run_and_print_only_their_output(tmp_path):
     shutil.copy(ROOT / "tests" / "data" / "orchard.ttl", tmp_path / "orchard.ttl")
     first, second = _blocks()
@@ -26,6 +31,7 @@ def test_the_documented_examples_run_and_print_only_their_output(tmp_path):
     out = subprocess.run([sys.executable, "first.py"], cwd=tmp_path, capture_output=True, text=True, timeout=300)
     assert out.returncode == 0, out.stderr
     lines = out.stdout.splitlines()
+    assert lines == _printed(), "docs/python.md must show what its example prints"  # the confidence too
     assert lines[0].startswith("Bo Lark answered ")
     assert "Young Oak | tended by | Bo Lark" in lines[1]
     assert lines[2] == "0 LLM calls; stopped by done"

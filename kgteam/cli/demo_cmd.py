@@ -21,6 +21,7 @@ from kgteam.cli.team_setup import (
     ensure_kg,
     new_session_id,
     run_question,
+    session_settings,
     team_runtime,
 )
 from kgteam.config.defaults import DEMO_QUESTIONS
@@ -67,10 +68,12 @@ def demo(
         console.print(f"model: {spec.model.provider}")
     session_id = new_session_id()
     colors = RoleColors()
-    hits = 0
+    hits = failed = 0
+    first_error = ""
     started = time.perf_counter()
     try:
-        with team_runtime(spec, home=home, db=db) as (runner, _store), asyncio.Runner() as loop:
+        with team_runtime(spec, home=home, db=db) as (runner, store), asyncio.Runner() as loop:
+            store.save_settings(session_id, session_settings(spec, None, model, None))  # whose session it is
             for i, (question, expected) in enumerate(DEMO_QUESTIONS[:questions], start=1):
                 console.rule(f"[bold]{i}/{questions}[/] {question}")
 
@@ -82,6 +85,9 @@ def demo(
                 if answer is None or answer.stopped_by == "cancelled":  # Ctrl-C ends the whole demo
                     raise KeyboardInterrupt
                 print_answer(console, answer)
+                if answer.status == "error":
+                    failed += 1
+                    first_error = first_error or (answer.error or answer.text)
                 got = {v.label.casefold() for v in answer.values}
                 ok = bool(got) and got == {e.casefold() for e in expected}
                 hits += ok
@@ -93,6 +99,9 @@ def demo(
     console.rule()
     console.print(f"{hits}/{questions} answers match the gold answers · {time.perf_counter() - started:.1f}s total"
                   f" · trace: kgteam trace {session_id}")
+    if failed == questions:  # nothing was answered (e.g. the model server is unreachable): a failed run
+        console.print(Text(f"every question failed; the first: {first_error}", style="red"))
+        raise typer.Exit(1)
     if spec.model.provider == "local":
         console.print(Panel(REAL_MODEL_HINT, title="about the model", border_style="yellow"))
 

@@ -4,8 +4,11 @@ from __future__ import annotations
 
 import typer
 
+from kgteam.protocols.display import TEXT_CHARS, display_text
+
 
 def fail(message: str, code: int = 1) -> typer.Exit:
-    """Print ``error: message`` and return the Exit to raise (``raise fail(...) from None``)."""
-    typer.secho(f"error: {message}", fg="red", err=True)
+    """Print ``error: message`` and return the Exit to raise (``raise fail(...) from None``). The message
+    often quotes input (a path, an IRI, a server's reply): it is shown as data, on one line."""
+    typer.secho(f"error: {display_text(message, TEXT_CHARS)}", fg="red", err=True)
     return typer.Exit(code)

@@ -19,16 +19,29 @@ def add(
     name: Annotated[str, typer.Argument(help="the installed KG (see `kgteam list`)")],
     file: Annotated[Path, typer.Argument(help="reviewed triples, one JSON object per line (`kgteam ask --proposals`)")],
     home: Annotated[Path | None, typer.Option("--home", help="kgteam home (default $KGTEAM_HOME or ~/.kgteam)")] = None,
+    force: Annotated[bool, typer.Option("--force", help="also add triples that do not fit their relation's "
+                                                        "domain or range in the KG")] = False,
 ) -> None:
-    """Add the triples of a reviewed file to a KG. Every line is checked first; a bad line changes nothing."""
+    """Add the triples of a reviewed file to a KG. Every line is checked first; a bad line changes
+    nothing, and neither does a triple that does not fit its relation's domain or range (unless --force)."""
+    from rich.markup import escape
+
     from kgteam.tools.loading.additions import add_reviewed_triples
     from kgteam.tools.loading.errors import LoadError
 
     console = Console(highlight=False)
     try:
-        report = add_reviewed_triples(name, file, home=home)
+        report = add_reviewed_triples(name, file, home=home, force=force)
     except LoadError as exc:
         raise fail(str(exc)) from None
+    for p in report.planned:  # what is (or would be) added, line by line
+        mark = ("[red]refused[/]" if not force else "[yellow]forced[/]") if p.refused else (
+            "[dim]already in the KG[/]" if p.already else "[green]add[/]")
+        console.print(f"  {file.name}:{p.number} {mark}  {escape(p.line())}"
+                      + (f"  [dim]({escape(p.refused)})[/]" if p.refused else ""))
+    if not report.written:
+        raise fail(f"{len(report.refused)} triple(s) do not fit the KG and nothing was written: delete those lines "
+                   f"from {file}, or add them anyway with --force")
     console.print(f"added {report.added} triple(s) to {name}"
                   + (f" ({report.already} already there)" if report.already else "")
                   + (f"; new entities: {', '.join(report.new_entities)}" if report.new_entities else ""))

@@ -3,6 +3,8 @@
 Every IRI in the result is shown with its name, as the roles and answers call it (``labels_for``),
 unless ``--no-labels``. Prefixes the KG's own data files declared (``@prefix ex: ...``, kept in its
 manifest) may be used without a ``PREFIX`` line: the missing declarations are added before the guard.
+The table shows KG values as data (:func:`~kgteam.protocols.display.display_text`: one line, control
+characters escaped, capped); ``--json`` gives them exact (JSON escapes every control character).
 """
 
 from __future__ import annotations
@@ -19,6 +21,8 @@ from rich.table import Table
 from rich.text import Text
 
 from kgteam.cli.errors import fail
+from kgteam.protocols.display import display_text
+from kgteam.protocols.errors import KgteamError
 
 if TYPE_CHECKING:
     from kgteam.tools.types import SparqlResult
@@ -65,7 +69,7 @@ def sparql(
 
     try:
         result, names = asyncio.run(run())
-    except ToolError as exc:
+    except KgteamError as exc:  # a ToolError, or the endpoint of an endpoint KG failing (EndpointUnavailable)
         note = (f" (the KG's prefixes {', '.join(f'{p}:' for p in added)} were declared on "
                 f"{len(added)} line(s) added before the query)") if added else ""
         raise fail(f"{exc}{note}", 2) from None
@@ -90,12 +94,13 @@ def sparql(
         if var in named:
             table.add_column(f"{var} name")
     for row in result.rows:
-        cells: list[Text] = []  # KG text, not markup
+        cells: list[Text] = []  # KG text, not markup, and shown as data: never a line break or a control code
         for v in result.variables:
             term = row.get(v)
-            cells.append(Text(term.value if term else ""))
+            cells.append(Text(display_text(term.value) if term else ""))
             if v in named:
-                cells.append(Text(names.get(term.value, "") if term is not None and term.type == "uri" else ""))
+                name = names.get(term.value, "") if term is not None and term.type == "uri" else ""
+                cells.append(Text(display_text(name)))
         table.add_row(*cells)
     Console().print(table)
     more = ""

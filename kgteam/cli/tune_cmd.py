@@ -14,6 +14,7 @@ from rich.table import Table
 from rich.text import Text
 
 from kgteam.cli.errors import fail
+from kgteam.protocols.errors import KgteamError
 
 
 def tune(
@@ -52,7 +53,6 @@ def tune(
     from kgteam.tools.embedding.base import EmbeddingError
     from kgteam.tools.kg_tools import KGTools
     from kgteam.tools.lexicon import Lexicon, LexiconError, read_lexicon, write_lexicon
-    from kgteam.tools.types import ToolError
 
     try:
         items = load_dataset(examples)
@@ -87,7 +87,7 @@ def tune(
                                                          min_precision=min_precision, progress=progress))
     except KeyboardInterrupt:
         raise fail("interrupted; the lexicon was left as it was", 130) from None
-    except (ToolError, EmbeddingError) as exc:
+    except KgteamError as exc:  # a ToolError (EmbeddingError), or an endpoint KG's endpoint failing
         raise fail(f"tuning stopped: {exc}; the lexicon was left as it was") from None
     finally:
         tools.close()
@@ -138,7 +138,6 @@ def _teach(name: str, home: Path | None, items: list, lexicon: object, *, replac
     from kgteam.tools.embedding.base import EmbeddingError
     from kgteam.tools.example_bank import BankError, read_bank
     from kgteam.tools.kg_tools import KGTools
-    from kgteam.tools.types import ToolError
 
     started = time.perf_counter()
     kg = _open(name, home)
@@ -159,7 +158,7 @@ def _teach(name: str, home: Path | None, items: list, lexicon: object, *, replac
             bank = asyncio.run(record_bank(layer, items, progress=progress))
     except KeyboardInterrupt:
         raise fail("interrupted; the example bank was left as it was", 130) from None
-    except (ToolError, EmbeddingError) as exc:
+    except KgteamError as exc:  # a ToolError (EmbeddingError), or an endpoint KG's endpoint failing
         raise fail(f"reading the examples stopped: {exc}; the example bank was left as it was") from None
     finally:
         tools.close()

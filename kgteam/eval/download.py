@@ -28,6 +28,10 @@ Outcome = Literal["downloaded", "verified"]
 OnBytes = Callable[[DatasetFile, int, int | None], None]
 
 
+class Unreachable(DatasetError):
+    """A file's source did not answer (offline, refused, an HTTP error): the others may not either."""
+
+
 def _by_hand(name: str, f: DatasetFile, dest: Path) -> str:
     return (f"to install it by hand, download {f.url} and put it at {dest} (sha256 {f.sha256}); "
             f"`kgteam datasets get {name}` then verifies and uses it")
@@ -53,7 +57,7 @@ def fetch_file(name: str, f: DatasetFile, root: Path, *, force: bool = False, cl
             try:
                 with client.stream("GET", f.url) as response:
                     if response.status_code != 200:
-                        raise DatasetError(f"cannot download {f.url}: HTTP {response.status_code}; "
+                        raise Unreachable(f"cannot download {f.url}: HTTP {response.status_code}; "
                                            + _by_hand(name, f, dest))
                     total = int(response.headers["content-length"]) if "content-length" in response.headers else f.size
                     done = 0
@@ -64,7 +68,7 @@ def fetch_file(name: str, f: DatasetFile, root: Path, *, force: bool = False, cl
                         if on_bytes:
                             on_bytes(f, done, total)
             except httpx.HTTPError as exc:  # offline, refused, DNS, timeout, connection cut
-                raise DatasetError(f"cannot download {f.url} ({type(exc).__name__}: {exc or 'no detail'}); "
+                raise Unreachable(f"cannot download {f.url} ({type(exc).__name__}: {exc or 'no detail'}); "
                                    + _by_hand(name, f, dest)) from None
         if digest.hexdigest() != f.sha256:
             raise DatasetError(f"the download of {f.url} has sha256 {digest.hexdigest()}, not the pinned "
@@ -80,11 +84,25 @@ def fetch_file(name: str, f: DatasetFile, root: Path, *, force: bool = False, cl
 def get_dataset(name: str, entry: CatalogueEntry, root: Path, *, force: bool = False,
                 client: httpx.Client | None = None, on_bytes: OnBytes | None = None) -> list[tuple[DatasetFile, Outcome]]:
     """Every file of ``entry`` under ``root``; stops at the first failure (files before it are complete
-    and verified, so a second ``get`` goes on where this one stopped)."""
+    and verified, so a second ``get`` goes on where this one stopped). When a source cannot be
+    reached, the error names every file that is not in place, so all of them can be fetched by hand
+    (offline, the first failure used to name only the first of them)."""
     own = client is None
     client = client or httpx.Client(follow_redirects=True, timeout=httpx.Timeout(30.0, connect=10.0))
     try:
-        return [(f, fetch_file(name, f, root, force=force, client=client, on_bytes=on_bytes)) for f in entry.files]
+        out = []
+        for f in entry.files:
+            try:
+                out.append((f, fetch_file(name, f, root, force=force, client=client, on_bytes=on_bytes)))
+            except Unreachable as exc:
+                missing = [g for g in entry.files if g is f or not (root / g.path).is_file()]
+                if len(missing) == 1:
+                    raise
+                listed = "; ".join(f"{g.url} -> {g.path}" for g in missing)
+                raise Unreachable(f"{exc}. {len(missing)} of {len(entry.files)} files are not in place; to install "
+                                  f"them by hand, download each into {root} (`kgteam datasets get {name}` then "
+                                  f"verifies them against their sha256 pins): {listed}") from None
+        return out
     finally:
         if own:
             client.close()

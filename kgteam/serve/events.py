@@ -12,6 +12,7 @@ from typing import Any
 
 from kgteam.agents.routing import route
 from kgteam.protocols.budgets import Budgets
+from kgteam.protocols.display import display_data
 from kgteam.protocols.envelope import Envelope
 from kgteam.protocols.payloads import Answer
 from kgteam.protocols.routes import Route
@@ -22,9 +23,10 @@ Event = tuple[str, dict[str, Any]]  # (SSE event type, data)
 
 
 def answer_json(answer: Answer) -> dict[str, Any]:
-    """The contract's AnswerJSON: what the answer says, why (evidence), what it cost, why it stopped."""
+    """The contract's AnswerJSON: what the answer says, why (evidence), what it cost, why it stopped.
+    Its strings come from the KG and are shown by clients (the web chat): sanitised as data."""
     ev = answer.evidence
-    return {
+    return display_data({
         "text": answer.text,
         "status": answer.status,
         "values": [{"label": v.label, "iri": v.iri} for v in answer.values],
@@ -58,7 +60,7 @@ def answer_json(answer: Answer) -> dict[str, Any]:
         "cost": {"llm_calls": answer.cost.llm_calls, "tokens": answer.cost.total_tokens,
                  "prompt_tokens": answer.cost.prompt_tokens, "completion_tokens": answer.cost.completion_tokens,
                  "seconds": round(answer.cost.seconds, 3)},
-    }
+    })
 
 
 def _is_url(text: str | None) -> bool:
@@ -105,23 +107,23 @@ class RunEvents:
         self.retries = max(self.retries, env.attempt)
         terminal = env.kind == "answer" and not route(env, self.routes, self.budgets)
         recipients = [] if terminal else route(env, self.routes, self.budgets)
-        out.append(("message", {
+        out.append(("message", display_data({  # role messages quote KG labels: shown as data
             "seq": self.messages, "id": env.id, "kind": env.kind, "sender": env.sender,
             "recipient": ", ".join(recipients) or None, "recipients": recipients,
             "payload": env.payload.model_dump(mode="json"), "summary": env.payload.summary(),
             "parents": list(env.parents), "depth": env.depth, "branch": env.branch, "attempt": env.attempt,
             "created": env.created_at.isoformat(),
             "usage": {"llm_calls": env.usage.llm_calls, "tokens": env.usage.total_tokens},
-        }))
+        })))
         self.messages += 1
         out.append(("budget", self.budget()))
         return out
 
     def trace(self, event: str, data: dict[str, Any]) -> list[Event]:
         if event == "tool_call":
-            return [("tool_call", {"role": data.get("role"), "tool": data.get("tool"), "args": data.get("kwargs") or {},
-                                   "rows": _rows(data.get("result")), "seconds": data.get("seconds"),
-                                   "error": data.get("error")})]
+            return [("tool_call", display_data({"role": data.get("role"), "tool": data.get("tool"),
+                                                "args": data.get("kwargs") or {}, "rows": _rows(data.get("result")),
+                                                "seconds": data.get("seconds"), "error": data.get("error")}))]
         if event == "llm_retry":  # the model failed and is tried again: said while the run waits
             return [("progress", {"role": data.get("role"), "kind": "model_retry", "retry": data.get("retry"),
                                   "of": data.get("of"), "message": data.get("message"),
@@ -151,7 +153,7 @@ class RunEvents:
         final["seconds"]["used"] = round(answer.cost.seconds, 3)
         out: list[Event] = [("budget", final), ("answer", answer_json(answer))]
         if answer.status == "error":
-            out.append(("error", {"code": "run_failed", "message": answer.error or answer.text}))
+            out.append(("error", display_data({"code": "run_failed", "message": answer.error or answer.text})))
         return out
 
 

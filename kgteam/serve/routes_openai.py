@@ -17,6 +17,7 @@ from typing import Any
 from fastapi import APIRouter, Request, Response
 from fastapi.responses import JSONResponse
 
+from kgteam.protocols.display import TEXT_CHARS, display_text
 from kgteam.protocols.payloads import Answer
 from kgteam.serve.deps import Svc, Who
 from kgteam.serve.errors import ApiError
@@ -54,8 +55,8 @@ def _extension(run: QuestionRun) -> dict[str, Any]:
 
 
 def _content(run: QuestionRun) -> str:
-    if run.answer is not None:
-        return run.answer.text
+    if run.answer is not None:  # the chat's content: the answer's text, shown as data (KG labels)
+        return display_text(run.answer.text, TEXT_CHARS)
     return "The question did not finish: the server stopped while it was running." if run.status == "interrupted" \
         else "The question failed on the server."
 

@@ -125,13 +125,18 @@ class TeamService:
             return f"it runs on KG {kg!r}; this server serves {self.kg_id!r}"
         return None
 
+    def mine(self, saved: dict[str, Any] | None) -> bool:
+        """The session's record names this server's team and KG. A home keeps one sessions file for
+        every team and KG, so a session with no record (or one naming neither) is not listed: it
+        may be of any of them."""
+        return bool(saved) and saved.get("team_name") == self.team_name and saved.get("kg_id") == self.kg_id
+
     def list(self, owner: str | None, limit: int) -> list[dict[str, Any]]:
-        """The owner's sessions that this server can go on with: of its team and KG (not every
-        session in a shared store)."""
+        """The owner's sessions of this server's team and KG (not every session in a shared store)."""
         out = []
         for info in self.store.list_sessions():
             saved = self.store.settings(info.session_id)
-            if not self._owner_matches(saved, owner) or self.foreign(saved) is not None:
+            if not self._owner_matches(saved, owner) or not self.mine(saved):
                 continue
             run = self.runs.get(info.session_id)
             out.append({"id": info.session_id, "title": info.title, "created": info.created_at,

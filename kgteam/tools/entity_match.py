@@ -6,13 +6,21 @@ checkable: a normalised exact match of the names the KGs' own naming predicates 
 ``owl:sameAs`` links a KG states. A name held by more than one entity of a KG is ambiguous
 there and links nothing, unless exactly one of them writes it as the other KG does (case and
 accents included); predicates are never matched (their names are words, not entities).
-A group of same entities is named by the IRI of the first KG (in team order) that holds one.
+A group of same entities is named by the IRI that belongs to the first KG (in team order).
+
+A KG speaks only for its own entities unless the team trusts it (``trust``, the team setting
+``trust_other_kgs``): an entity belongs to the KG with the most subjects in its IRI's namespace
+(:class:`Owners`), and by default only an ``owl:sameAs`` a KG states between two of its own
+entities is followed, and only the names a KG gives its own entities join. Else a second KG could
+say ``isles:Quillsey owl:sameAs x . x owl:sameAs isles:Havenmoor`` and make the first KG answer
+"Brackwater, Fennick" for Quillsey's capital. Nor does a join by name ever make two entities of
+one KG one; an ``owl:sameAs`` does when their KG states it, or when the team trusts the KG that does.
 """
 
 from __future__ import annotations
 
 from collections import defaultdict
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
 import pyoxigraph
@@ -33,6 +41,41 @@ class MatchSource:
     naming: Naming
 
 
+def namespace(iri: str) -> str:
+    """``http://example.org/isles/`` of ``http://example.org/isles/Quillsey`` (up to the last / or #)."""
+    cut = max(iri.rfind("/"), iri.rfind("#"))
+    return iri[: cut + 1] if cut > 0 else iri
+
+
+class Owners:
+    """Which KG (its index in team order) an IRI belongs to: the KG with the most subjects in the
+    IRI's namespace (ties: the first); in a namespace no KG describes, the first KG that uses it.
+    A KG that writes triples about another's IRIs does not make them its own."""
+
+    def __init__(self, sources: Sequence[MatchSource]) -> None:
+        self.names = [src.name for src in sources]
+        self._stores = [src.store for src in sources]
+        counts: dict[str, list[int]] = defaultdict(lambda: [0] * len(sources))
+        for i, src in enumerate(sources):
+            for row in src.store.query("SELECT DISTINCT ?s WHERE { ?s ?p ?o FILTER(isIRI(?s)) }"):
+                counts[namespace(str(row[0].value))][i] += 1
+        self._by_namespace = {ns: max(range(len(n)), key=lambda i, n=n: (n[i], -i)) for ns, n in counts.items()}
+        self._used: dict[str, int] = {}
+
+    def of(self, iri: str) -> int:
+        found = self._by_namespace.get(namespace(iri))
+        if found is not None:
+            return found
+        if iri not in self._used:
+            node = pyoxigraph.NamedNode(iri)
+            self._used[iri] = next((i for i, store in enumerate(self._stores) if _uses(store, node)), 0)
+        return self._used[iri]
+
+    def name_of(self, iri: str) -> str:
+        """The name of the KG ``iri`` belongs to."""
+        return self.names[self.of(iri)]
+
+
 @dataclass
 class EntityMatches:
     """The result: each matched IRI's canonical IRI, and each group's members with their KG."""
@@ -41,6 +84,8 @@ class EntityMatches:
     members: dict[str, list[tuple[str, str]]] = field(default_factory=dict)  # canonical -> [(kg, iri)]
     by_label: int = 0  # groups joined by a shared name
     by_same_as: int = 0  # owl:sameAs links followed
+    same_as_not_followed: int = 0  # links a KG states about another KG's entities (not trusted)
+    owners: Owners | None = None  # which KG each IRI belongs to
 
     def of(self, iri: str) -> str:
         return self.canonical.get(iri, iri)
@@ -53,8 +98,9 @@ class EntityMatches:
         return [m for k, m in group if k == kg] or [iri]
 
 
-def _names(src: MatchSource) -> dict[str, dict[str, set[str]]]:
-    """Normalised name -> the IRIs (not predicates) that bear it in this KG -> the names as written."""
+def _names(src: MatchSource, own: Callable[[str], bool]) -> dict[str, dict[str, set[str]]]:
+    """Normalised name -> the IRIs (not predicates) that bear it in this KG -> the names as written;
+    only the IRIs ``own`` accepts (the KG's own entities: another's it does not get to name)."""
     preds = ", ".join(sparql_iri(p) for p in src.naming.name_predicates)
     used_as_predicate = {str(row[0].value) for row in src.store.query("SELECT DISTINCT ?p WHERE { ?s ?p ?o }")}
     out: dict[str, dict[str, set[str]]] = defaultdict(lambda: defaultdict(set))
@@ -62,7 +108,7 @@ def _names(src: MatchSource) -> dict[str, dict[str, set[str]]]:
     for row in rows:
         iri, text = str(row[0].value), str(row[1].value)
         key = normalize_label(text)
-        if key and iri not in used_as_predicate:
+        if key and iri not in used_as_predicate and own(iri):
             out[key][iri].add(text)
     return out
 
@@ -83,29 +129,37 @@ def _pick(per_kg: Sequence[dict[str, dict[str, set[str]]]], key: str) -> list[tu
     return out
 
 
-def match_entities(sources: Sequence[MatchSource], *, labels: bool = True) -> EntityMatches:
-    """Groups of same entities across ``sources`` (by name when ``labels``, and by ``owl:sameAs``)."""
+def match_entities(sources: Sequence[MatchSource], *, labels: bool = True, trust: bool = False) -> EntityMatches:
+    """Groups of same entities across ``sources`` (by name when ``labels``, and by ``owl:sameAs``);
+    ``trust``: also the names a KG gives, and the links it states about, other KGs' entities."""
+    owners = Owners(sources)
     parent: dict[str, str] = {}
-    home: dict[str, int] = {}  # IRI -> the first KG (index) that holds it
-    where: dict[str, set[int]] = defaultdict(set)
+    kgs_of: dict[str, set[int]] = {}  # root -> the KGs its members belong to
+    where: dict[str, set[int]] = defaultdict(set)  # IRI -> the KGs that hold it
 
     def find(x: str) -> str:
-        parent.setdefault(x, x)
+        if x not in parent:
+            parent[x] = x
+            kgs_of[x] = {owners.of(x)}
         while parent[x] != x:
             parent[x] = parent[parent[x]]
             x = parent[x]
         return x
 
-    def union(a: str, b: str) -> bool:
+    def union(a: str, b: str, said_by: int | None = None) -> bool:
+        """Join ``a``'s and ``b``'s groups, unless that makes two entities of one KG one and that
+        KG (``said_by``) did not say so itself (a trusted link, ``said_by=-1``, is followed as stated)."""
         ra, rb = find(a), find(b)
-        if ra == rb:
+        if ra == rb or (said_by != -1 and (kgs_of[ra] & kgs_of[rb]) - {said_by}):
             return False
         parent[rb] = ra
+        kgs_of[ra] |= kgs_of.pop(rb)
         return True
 
-    result = EntityMatches()
+    result = EntityMatches(owners=owners)
     if labels and len(sources) > 1:
-        per_kg = [_names(src) for src in sources]
+        per_kg = [_names(src, (lambda iri: True) if trust else (lambda iri, i=i: owners.of(iri) == i))
+                  for i, src in enumerate(sources)]
         shared = {key for key in set().union(*(set(n) for n in per_kg)) if sum(key in n for n in per_kg) > 1}
         for key in sorted(shared):
             ones = _pick(per_kg, key)
@@ -113,31 +167,32 @@ def match_entities(sources: Sequence[MatchSource], *, labels: bool = True) -> En
                 continue  # ambiguous in one of them
             joined = False
             for i, iri in ones:
-                home.setdefault(iri, i)
                 where[iri].add(i)
                 joined = union(ones[0][1], iri) or joined
             result.by_label += int(joined)
     for i, src in enumerate(sources):
         for row in src.store.query(f"SELECT ?a ?b WHERE {{ ?a {sparql_iri(OWL_SAME_AS)} ?b FILTER(isIRI(?a) && isIRI(?b)) }}"):
             a, b = str(row[0].value), str(row[1].value)
+            if not trust and not owners.of(a) == owners.of(b) == i:
+                result.same_as_not_followed += 1  # about another KG's entity: followed only when trusted
+                continue
             for iri in (a, b):
-                home.setdefault(iri, i)
                 where[iri].add(i)
-            result.by_same_as += int(union(a, b))
+            result.by_same_as += int(union(a, b, said_by=-1 if trust else i))
     for i, src in enumerate(sources):  # which KGs hold each matched IRI (a sameAs target may be in another)
         for iri in list(parent):
             if i not in where[iri] and _holds(src.store, iri):
                 where[iri].add(i)
-                home[iri] = min(home.get(iri, i), i)
     groups: dict[str, list[str]] = defaultdict(list)
     for iri in parent:
         groups[find(iri)].append(iri)
+    names = [s.name for s in sources]
     for group in groups.values():
         if len(group) < 2:
             continue
-        first = min(group, key=lambda iri: (home.get(iri, len(sources)), iri))
+        first = min(group, key=lambda iri: (owners.of(iri), iri))
         result.members[first] = sorted(((sources[i].name, iri) for iri in group for i in sorted(where[iri])),
-                                       key=lambda m: ([s.name for s in sources].index(m[0]), m[1]))
+                                       key=lambda m: (names.index(m[0]), m[1]))
         for iri in group:
             if iri != first:
                 result.canonical[iri] = first
@@ -147,4 +202,11 @@ def match_entities(sources: Sequence[MatchSource], *, labels: bool = True) -> En
 def _holds(store: pyoxigraph.Store, iri: str) -> bool:
     node = pyoxigraph.NamedNode(iri)
     return any(True for _ in store.quads_for_pattern(node, None, None)) or \
+        any(True for _ in store.quads_for_pattern(None, None, node))
+
+
+def _uses(store: pyoxigraph.Store, node: pyoxigraph.NamedNode) -> bool:
+    """Whether ``node`` is in any triple of ``store``, as subject, predicate or object."""
+    return any(True for _ in store.quads_for_pattern(node, None, None)) or \
+        any(True for _ in store.quads_for_pattern(None, node, None)) or \
         any(True for _ in store.quads_for_pattern(None, None, node))

@@ -186,6 +186,9 @@ def _escaped_pname(text: str, prefixes: dict[str, str], at: str) -> str:
     prefix, _, local = text.partition(":")
     if not _PN_PREFIX.fullmatch(prefix) or not _PN_LOCAL.fullmatch(local):
         bad = re.search(r"\\(?![_~.\-!$&'()*+,;=/?#@%])(.?)", local, re.DOTALL)
+        if bad and bad.group(1) == ":":  # a draft's form (W3C qname-escape-01); the final grammar refuses it
+            raise ToolError(f"SPARQL syntax error at {at}: {text[:80]!r} escapes a colon, which SPARQL 1.1 does not "
+                            f"allow; a colon needs no escape in a prefixed name: write {text.replace(chr(92) + ':', ':')[:80]}")
         if bad:
             raise ToolError(f"SPARQL syntax error at {at}: {text[:80]!r} holds the escape {bad.group()!r}; a "
                             f"prefixed name may escape only {_PN_ESCAPABLE} (or write the full IRI in <...>)")

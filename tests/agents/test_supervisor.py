@@ -122,6 +122,29 @@ def test_retries_are_capped_per_branch():
     assert r2 not in list(sup.transcript)  # refused, not delivered
 
 
+def test_a_nested_branch_counts_its_parents_retries_too():
+    """max_retries is one budget down a branch's line: a branch opened inside another (and that one
+    inside the trunk) does not get max_retries again at each level."""
+    sup, _ = supervisor(Budgets(max_retries=2))
+    q = question()
+    sup.start(q)
+    (r0,) = sup.make_envelopes(Delivery(q, "b"), "b", [RetrySignal(phase="query", reason="empty_result")], Usage())
+    sup.accept([r0])  # the trunk's first retry
+    (child,) = sup.make_envelopes(Delivery(r0, "a"), "a", [Axiom(text="x")], Usage())
+    sup.accept([child])
+    (r1,) = sup.make_envelopes(Delivery(child, "b"), "b", [RetrySignal(phase="query", reason="empty_result")], Usage())
+    sup.accept([r1])  # two in its line: still within the budget
+    assert child.branch != 0 and not sup.branches.is_pruned(child.branch)
+    (grandchild,) = sup.make_envelopes(Delivery(r1, "a"), "a", [Axiom(text="y")], Usage())
+    sup.accept([grandchild])
+    assert sup.budget_view(grandchild).branch_retries == 2  # its parents' retries are its own
+    (r2,) = sup.make_envelopes(Delivery(grandchild, "b"), "b", [RetrySignal(phase="query", reason="empty_result")],
+                               Usage())
+    sup.accept([r2])  # a third retry in one line: refused, though the grandchild never retried before
+    assert grandchild.branch not in (0, child.branch) and sup.branches.is_pruned(grandchild.branch)
+    assert sup.last_prune_reason() == "max_retries" and r2 not in list(sup.transcript)
+
+
 def test_lineage_holds_ancestors_and_coproducts_never_a_sibling_branch():
     sup, _ = supervisor(routes=[Route(kind="question", to=["a"]), Route(kind="axiom", to=["peeker"])])
     sup.start(question())

@@ -316,7 +316,32 @@ def test_demo_runs_the_sample_questions(tmp_path, monkeypatch):
     trace_id = re.search(r"trace: kgteam trace (\w+)", out).group(1)
     shown = runner.invoke(app, ["trace", trace_id, "--home", str(home)])
     assert shown.exit_code == 0 and "== turn 3:" in shown.output
+    from kgteam.agents.sessions import SqliteSessionStore
 
+    store = SqliteSessionStore(home / "sessions.sqlite")  # the session says whose it is: the web chat lists it
+    try:  # only where it serves that team and KG
+        saved = store.settings(trace_id)
+        assert saved and saved["team_name"] == "triad" and saved["kg_id"], saved
+    finally:
+        store.close()
+
+
+
+def test_demo_exits_non_zero_when_every_question_failed(tmp_path, monkeypatch):
+    """A model that fails every call (as an unreachable server does) fails every question: the demo
+    says so and exits 1 instead of 0."""
+    from kgteam.tools.loading import build_kg
+
+    home = tmp_path / "home"
+    (tmp_path / "kb.txt").write_text(DEMO_KB)
+    build_kg([tmp_path / "kb.txt"], "metaqa", home=home, format="metaqa", progress=False)
+    (tmp_path / "broken.json").write_text(json.dumps({"rules": []}))  # every model call raises
+    monkeypatch.delenv("KGTEAM_LLM_BASE_URL", raising=False)
+    monkeypatch.delenv("KGTEAM_LLM_MODEL", raising=False)
+    result = runner.invoke(app, ["demo", "--home", str(home), "-n", "2", "-q",
+                                 "--model", f"scripted:{tmp_path / 'broken.json'}"])
+    assert result.exit_code == 1, result.output
+    assert "every question failed" in result.output and "Traceback" not in result.output
 
 def test_chat_follow_up_is_rewritten_by_the_contextualizer(tmp_path, monkeypatch):
     """Triad (built-in team) in chat: the second question only makes sense after the first; the
@@ -337,7 +362,8 @@ def test_chat_follow_up_is_rewritten_by_the_contextualizer(tmp_path, monkeypatch
     assert result.exit_code == 0, result.output
     out = result.output
     assert "follow-up questions are rewritten by the contextualizer" in out
-    assert ("contextualizer → question: what language is My Big Fat Greek Wedding in  "
+    # event lines pass through display_text, which folds runs of white space: one space before the note
+    assert ("contextualizer → question: what language is My Big Fat Greek Wedding in "
             "[rewritten from: what language is it in]") in out
     answers = re.findall(r"│ (\S[^│]*?)\s+│\n│ answered", out)
     assert answers == ["My Big Fat Greek Wedding", "Greek"]

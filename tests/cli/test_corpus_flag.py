@@ -123,4 +123,10 @@ def test_the_readme_adaptive_example_runs_on_the_shipped_documents(in_home, home
         if args[0] == "ask":
             cited = re.findall(r"doc ([^:\n]+):", result.output)
             assert cited and set(cited) <= TITLES, result.output  # cites a document the package ships
+        if "Esmeralda" in args[-1]:  # the note says Maureen O'Hara plays her (issue 40: Charles Laughton at 1.00)
+            assert "│ Maureen O'Hara" in result.output and "Charles Laughton (from" not in result.output, result.output
+        if args[:2] == ["kg", "add"]:  # a studio read from the note is no director: never proposed, never added
+            rows = [json.loads(line) for line in (in_home / args[3]).read_text(encoding="utf-8").splitlines()]
+            assert rows and not any("RKO" in (r["subject_label"], r["object_label"]) for r in rows), rows
+            assert "RKO (new)" not in result.output, result.output
     assert (home / "corpora" / "movie-notes" / "manifest.json").is_file()  # built on first use

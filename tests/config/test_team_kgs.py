@@ -43,3 +43,11 @@ def test_overrides_take_one_kg_or_several() -> None:
     assert one.kgs is None and one.kg.name == "other"
     with pytest.raises(ValueError, match="more than once"):
         with_overrides(default_team_spec(), kg=["a", "a"])
+
+
+def test_other_kgs_are_not_trusted_unless_the_team_says_so() -> None:
+    """Issue 40: a KG names and links (owl:sameAs) other KGs' entities only when the team opts in."""
+    assert team(kgs=["a", "b"]).trust_other_kgs is False
+    assert team(kgs=["a", "b"], trust_other_kgs=True).trust_other_kgs is True
+    with pytest.raises(ValidationError, match="trust_other_kgs"):
+        team(kgs=["a", "b"], trust_other_kgs="maybe")

@@ -5,13 +5,12 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-
-from kgteam.eval.datasets import default_data_dir
+from shared_paths import SHARED_DATA
 
 
 @pytest.fixture(scope="session")
 def data_dir() -> Path:
-    path = default_data_dir()
+    path = SHARED_DATA
     if not (path / "metaqa").is_dir():
         pytest.skip(f"shared data not found at {path}")
     return path
@@ -253,7 +252,7 @@ def wc2014_kg(tmp_path_factory):
     from kgteam.eval.datasets import WC2014_BASE
     from kgteam.tools.loading import build_kg
 
-    kb = default_data_dir() / "wc2014" / "WC2014.txt"
+    kb = SHARED_DATA / "wc2014" / "WC2014.txt"
     if not kb.exists():
         pytest.skip(f"{kb} not available (internal-only data)")
     home = tmp_path_factory.mktemp("r3_wc2014_home")

@@ -136,12 +136,32 @@ def test_the_shipped_catalogue_pins_every_named_set():
 
 def test_the_pins_match_the_shared_copies_of_the_public_files():
     """The shared data holds byte-identical copies of the public files: each pin must be their hash."""
-    from kgteam.eval.datasets import default_data_dir
+    from shared_paths import SHARED_DATA
+
     from kgteam.tools.loading.sources import sha256_file as sha256_of
 
-    shared = default_data_dir()
+    shared = SHARED_DATA
     checked = [(f.path, sha256_of(shared / f.path) == f.sha256)
                for entry in load_catalogue(BUILTIN_CATALOGUE).values() for f in entry.files if (shared / f.path).is_file()]
     if not checked:
         pytest.skip(f"no shared data at {shared}")
     assert [path for path, same in checked if not same] == []
+
+
+def test_offline_names_every_missing_file_not_only_the_first(tmp_path, monkeypatch):
+    """`kgteam datasets get metaqa` offline named 1 of its 12 missing files: every one is named, a
+    file already in place is not."""
+    with socket.socket() as s:  # a port nothing listens on
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    base = f"http://127.0.0.1:{port}"
+    _catalogue(tmp_path, monkeypatch, base)
+    home = tmp_path / "home"
+    result = _get(home)
+    said = " ".join(result.output.split())
+    assert result.exit_code == 1 and "2 of 2 files are not in place" in said, said
+    assert all(f"{base}/{rel} -> {rel}" in said for rel in FILES), said
+    (home / "datasets" / "toy").mkdir(parents=True, exist_ok=True)
+    (home / "datasets" / "toy" / "kb.txt").write_text(FILES["toy/kb.txt"], encoding="utf-8")  # one put there by hand
+    again = " ".join(_get(home).output.split())
+    assert f"{base}/toy/questions.txt" in again and f"{base}/toy/kb.txt" not in again, again

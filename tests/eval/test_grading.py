@@ -151,3 +151,14 @@ def test_guess_correct():
     assert guess_correct([Predicted("Alps")], [], answer_kind="empty") is False
     assert guess_correct([], GENRES) is None
     assert guess_correct([Predicted("Alps")], []) is None
+
+
+async def test_a_text_with_every_gold_item_and_more_is_left_to_the_judge():
+    """"Paris, Lyon" names the gold and something else: the rules say accurate but not sure, so the
+    judge is asked, and its verdict stands (a mutant that called this sure never asked it)."""
+    golds = [GoldAnswer(label="Paris")]
+    g, sure = rules("Paris, Lyon", golds)
+    assert (g.grade, g.decided_by, sure) == ("accurate", "rule:contains-extra", False)
+    model = ScriptedModel([("judge", None, {"grade": "hallucinated", "reason": "Lyon is not where it was filmed"})])
+    g = await grade_answer("Where was it filmed?", "Paris, Lyon", [], golds, judge_model=model)
+    assert (g.grade, g.decided_by, g.judge_calls) == ("hallucinated", "llm-judge", 1)

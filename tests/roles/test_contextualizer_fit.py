@@ -106,3 +106,52 @@ async def test_a_follow_up_naming_no_class_keeps_the_recency_order(geo_tools, tm
     await team.ask("What currency is used in Budapest?", session_id="plain")
     second = await team.ask("and who issues it?", session_id="plain")
     assert second.text == "who issues Hungarian forint?"
+
+
+# ---------------------------------------------------------------- "it" is no person (issue 40)
+ORG = """\
+@prefix ex: <http://example.org/org/> .
+@prefix schema: <http://schema.org/> .
+ex:Person schema:name "person" .
+ex:Project schema:name "project" .
+ex:Team schema:name "team" .
+ex:Rigel a ex:Project ; schema:name "Rigel" ; ex:ownedBy ex:Platform .
+ex:PaulMartin a ex:Person ; schema:name "Paul Martin" ; ex:worksOn ex:Rigel ; ex:memberOf ex:Platform .
+ex:Platform a ex:Team ; schema:name "Platform" .
+"""
+ORG_NS = "http://example.org/org/"
+
+
+@pytest.fixture(scope="module")
+def org_tools(tmp_path_factory: pytest.TempPathFactory):
+    from kgteam.tools.kg import open_kg
+    from kgteam.tools.kg_tools import KGTools
+    from kgteam.tools.loading import build_kg
+
+    home = tmp_path_factory.mktemp("ctx_org")
+    (home / "org.ttl").write_text(ORG, encoding="utf-8")
+    build_kg([home / "org.ttl"], "org", home=home, progress=False, embed=False)
+    tools = KGTools.from_kg(open_kg("org", home=home))
+    yield tools
+    tools.close()
+
+
+@pytest.mark.parametrize("first", ["Who works on Rigel?", "Which engineer works on Rigel?"])
+async def test_it_is_the_topic_thing_never_the_person_answer(org_tools, first):
+    """A person the KG types as one (or the answer to "who") is "he/she/they": "it" is the project,
+    however the first question was worded and whatever a model's rewrite says."""
+    from roles_helpers import env, make_ctx, null_model
+
+    from kgteam.llm.scripted import ScriptedModel
+
+    history = [(first, Answer(text="Paul Martin", confidence=1.0,
+                              values=[AnswerValue(label="Paul Martin", iri=ORG_NS + "PaulMartin")]))]
+    ctx = make_ctx(null_model(), org_tools, history=history)
+    [q] = await Contextualizer().handle(env(Question(text="and which team owns it?")), ctx)
+    assert q.text == "which team owns Rigel?"
+    wrong = ScriptedModel().add("contextualizer", None, '{"question": "which team owns Paul Martin?"}')
+    [q] = await Contextualizer().handle(env(Question(text="and which team owns it?")),
+                                        make_ctx(wrong, org_tools, history=history))
+    assert q.text == "which team owns Rigel?"
+    [q] = await Contextualizer().handle(env(Question(text="which team is he in?")), ctx)
+    assert q.text == "which team is Paul Martin in?"

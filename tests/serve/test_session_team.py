@@ -69,3 +69,14 @@ async def test_a_session_on_another_kg_is_refused_and_not_listed(svc, tmp_path):
         error = refused.json()["error"]
         assert error["code"] == "session_on_other_kg" and "'films'" in error["message"] and "'mini'" in error["message"]
         assert other not in {s["id"] for s in (await client.get("/v1/sessions")).json()["sessions"]}
+
+
+async def test_only_sessions_recorded_for_this_team_and_kg_are_listed(svc, tmp_path):
+    """One sessions file per home holds every team's and KG's sessions: one with no record (as
+    `kgteam demo` wrote them) may be of any, so the web chat does not list it."""
+    bare, same = f"bare-{id(svc)}", f"same-{id(svc)}"
+    svc.store.begin_turn(bare, "who directed Kismet")  # a session with no settings record
+    cli_session(svc, same, "mini-serve", "mini", tmp_path)  # `kgteam ask` with this server's team and KG
+    async with app_client(svc, rate_per_minute=0) as client:
+        listed = {s["id"] for s in (await client.get("/v1/sessions")).json()["sessions"]}
+    assert same in listed and bare not in listed

@@ -6,6 +6,7 @@ import json
 from pathlib import Path
 
 import pytest
+from shared_paths import SHARED_DATA
 
 from kgteam.tools.iri import RDFS_LABEL
 from kgteam.tools.kg import (
@@ -21,7 +22,7 @@ from kgteam.tools.kg import (
 from kgteam.tools.loading import build_kg
 
 DATA = Path(__file__).resolve().parents[1] / "data" / "load"
-SHARED_METAQA = Path(__file__).resolve().parents[3] / "shared" / "data" / "metaqa"
+SHARED_METAQA = SHARED_DATA / "metaqa"
 
 
 @pytest.fixture

@@ -446,14 +446,17 @@ async def test_entity_schema_without_any_rdf_type(label_index) -> None:
     assert s.types == [] and s.label is None
 
 
-def test_unreachable_endpoint_is_a_tool_error() -> None:
+def test_unreachable_endpoint_is_an_endpoint_error_not_a_tool_error() -> None:
+    """Roles take a ToolError as "nothing found" and go on: a server that is not there must end the question."""
     from servers import free_port
 
-    from kgteam.tools.backends.sparql_endpoint import SparqlEndpointStore
+    from kgteam.tools.backends.sparql_endpoint import EndpointUnavailable, SparqlEndpointStore
 
-    store = SparqlEndpointStore(f"http://127.0.0.1:{free_port()}/sparql", timeout_s=2)
-    with pytest.raises(ToolError, match="unreachable|error"):
+    url = f"http://127.0.0.1:{free_port()}/sparql"
+    store = SparqlEndpointStore(url, timeout_s=2)
+    with pytest.raises(EndpointUnavailable, match="unreachable") as info:
         store.query("ASK { ?s ?p ?o }", timeout_s=2, max_rows=10)
+    assert not isinstance(info.value, ToolError) and url in str(info.value)
 
 
 @pytest.mark.integration

@@ -14,6 +14,7 @@ from pathlib import Path
 
 import pyoxigraph as ox
 import pytest
+from shared_paths import SHARED_DATA
 
 from kgteam.tools.iri import RDFS_LABEL, SKOS_ALT_LABEL, SKOS_NOTATION, mint_entity_iri
 from kgteam.tools.kg import open_kg
@@ -459,7 +460,7 @@ def test_a_reader_of_the_old_kg_survives_the_swap(home):
 
 
 def test_real_wc2014_kb_loads_without_inverse_predicates(home):
-    path = Path(__file__).resolve().parents[3] / "shared" / "data" / "wc2014" / "WC2014.txt"
+    path = SHARED_DATA / "wc2014" / "WC2014.txt"
     if not path.is_file():
         pytest.skip(f"{path} not available")
     m = build_kg([path], "wc2014", home=home, progress=False)

@@ -8,6 +8,7 @@ import lzma
 from pathlib import Path
 
 import pytest
+from shared_paths import SHARED_DATA
 
 from kgteam.tools.loading import (
     LoadError,
@@ -22,7 +23,7 @@ from kgteam.tools.loading import (
 from kgteam.tools.loading.sources import first_line
 
 DATA = Path(__file__).resolve().parents[1] / "data" / "load"
-SHARED = Path(__file__).resolve().parents[3] / "shared" / "data"
+SHARED = SHARED_DATA
 
 
 def metaqa(path: Path) -> list[tuple[str, str, str, int]]:

@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pyoxigraph
 import pytest
+from shared_paths import SHARED_DATA
 
 from kgteam.protocols.errors import KgteamError
 from kgteam.protocols.query_graph import (
@@ -36,7 +37,7 @@ from kgteam.tools.sparql_guard import analyse_query
 from kgteam.tools.types import ToolError
 
 NS = "http://test.kgteam.invalid/shelf/"
-QUESTIONS = Path("/work/shared/data/questions")
+QUESTIONS = SHARED_DATA / "questions"
 BENCHMARK = Path(__file__).resolve().parents[2] / "benchmarks" / "query_coverage.py"
 
 

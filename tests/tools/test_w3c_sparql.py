@@ -74,3 +74,27 @@ def test_the_drafts_dropped_forms_are_refused_with_their_name(suite: list) -> No
             with pytest.raises(ToolError) as e:
                 analyse_query(t.path.read_text(), 10)
             assert says in str(e.value), t.id
+
+
+
+def test_an_escaped_colon_is_refused_with_the_name_to_write_instead() -> None:
+    """``qname-escape-01`` (``og:audio\\:title``) is no test of SPARQL 1.1 any more: its manifest entry
+    is commented out ("obsoleted by decision to allow colons in prefixname local parts, but not allow
+    them to be escaped"), and the approved negative test ``syn-bad-pname-06`` (``:c\\:z``) must be
+    refused. The refusal says what to write; that form (``qname-escape-03``) runs and finds the triple."""
+    import pyoxigraph
+
+    from kgteam.tools.sparql_guard import analyse_query, guard_query
+    from kgteam.tools.types import ToolError
+
+    folder = Path(__file__).resolve().parents[1] / "data" / "w3c_sparql11" / "syntax-query"
+    manifest = (folder / "manifest.ttl").read_text(encoding="utf-8")
+    assert "# :test_52\t# obsoleted" in manifest and "mf:action  <qname-escape-01.rq>" in manifest
+    for name in ("qname-escape-01.rq", "syn-bad-pname-06.rq"):
+        with pytest.raises(ToolError, match="a colon needs no escape in a prefixed name: write (og:audio:title|:c:z)"):
+            analyse_query((folder / name).read_text(encoding="utf-8"), 10)
+    store = pyoxigraph.Store()
+    store.add(pyoxigraph.Quad(pyoxigraph.NamedNode("http://e/page"), pyoxigraph.NamedNode("http://ogp.me/ns#audio:title"),
+                              pyoxigraph.Literal("Song")))
+    text = guard_query((folder / "qname-escape-03.rq").read_text(encoding="utf-8"), 10)
+    assert [(row["page"].value, row["title"].value) for row in store.query(text)] == [("http://e/page", "Song")]

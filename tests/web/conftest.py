@@ -6,14 +6,14 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from shared_paths import SHARED_DATA
 
 from kgteam.config import registry
 
 DATA = Path(__file__).resolve().parents[1] / "data" / "web"
 DOCS = DATA / "docs"
 RECORDED = DATA / "recorded"
-REPO = Path(__file__).resolve().parents[2]
-MOVIEPLOTS_CSV = REPO.parent / "shared" / "data" / "movieplots" / "wiki_movie_plots_1901_1935.csv"
+MOVIEPLOTS_CSV = SHARED_DATA / "movieplots" / "wiki_movie_plots_1901_1935.csv"
 
 
 @pytest.fixture(scope="session")

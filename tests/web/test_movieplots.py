@@ -10,9 +10,10 @@ import runpy
 from pathlib import Path
 
 import pytest
+from shared_paths import SHARED_DATA
 
 REPO = Path(__file__).resolve().parents[2]
-CSV = REPO.parent / "shared" / "data" / "movieplots" / "wiki_movie_plots_1901_1935.csv"
+CSV = SHARED_DATA / "movieplots" / "wiki_movie_plots_1901_1935.csv"
 pytestmark = pytest.mark.skipif(not CSV.is_file(), reason=f"shared movie-plot data not found at {CSV}")
 
 

@@ -1,6 +1,8 @@
 """Answer grader: does the draft answer the question? It writes the run's answer.
 
 A draft answers when it names a value (a model, when there is one, may still say it does not).
+When a kept document writes another value where it says what is asked, and never the answer
+there (``reading.contested_by``), the answer is not grounded and says at most 0.5.
 When it does not and retries remain, the query rewriter searches again; otherwise the answer is
 "I don't know", with the route taken, the evidence and the proposed triples kept.
 """
@@ -21,9 +23,13 @@ from kgteam.protocols.payloads import (
     mapped_by,
 )
 from kgteam.roles.adaptive.grading import GraderSettings, Verdict, unsupported_values
+from kgteam.roles.adaptive.reading import contested_by
 from kgteam.roles.base import Role, RoleContext
 from kgteam.roles.choice import produce
 from kgteam.roles.contract import handles
+from kgteam.roles.wording import answer_list
+
+CONTESTED_CONFIDENCE = 0.5  # an answer a read document contradicts is at best a coin toss
 
 
 class AnswerGrader(Role[GraderSettings]):
@@ -59,6 +65,12 @@ class AnswerGrader(Role[GraderSettings]):
     def final(draft: Draft, answers: bool) -> Answer:
         evidence = draft.evidence
         if answers:
+            others = contested_by(draft.question, [v.label for v in draft.values], evidence.documents)
+            if others:  # the documents name something else where they say what is asked: not a grounded, sure answer
+                return Answer(text=f"{draft.text} But a document names {answer_list(others, 3)} where it says what "
+                                   "is asked.", values=draft.values, status="answered", grounded=False,
+                              confidence=min(draft.confidence, CONTESTED_CONFIDENCE), evidence=evidence,
+                              route=draft.route, proposals=draft.proposals)
             return Answer(text=draft.text,
                           values=draft.values, status="answered", grounded=True, confidence=draft.confidence,
                           evidence=evidence, route=draft.route, proposals=draft.proposals, **mapped_by(draft.kg_map))

@@ -32,7 +32,13 @@ from kgteam.protocols.payloads import (
 )
 from kgteam.roles.adaptive.answer_kind import asked_kind
 from kgteam.roles.adaptive.bridge import Bridged, kg_from_documents
-from kgteam.roles.adaptive.reading import Candidate, answer_candidates, content_words, question_names
+from kgteam.roles.adaptive.reading import (
+    Candidate,
+    answer_candidates,
+    content_words,
+    contested_by,
+    question_names,
+)
 from kgteam.roles.base import Role, RoleContext
 from kgteam.roles.choice import Option, choose
 from kgteam.roles.contract import handles
@@ -137,8 +143,10 @@ class Generator(Role[GeneratorSettings]):
         agreed = [c for c in cands if normalise(c.text) in in_graph]
         chosen: list[Candidate] = []
         how = ""
-        if agreed:
-            chosen, how = agreed[:1], "the graph's answers narrowed by the documents"
+        if agreed:  # first the graph value the documents write where they say what is asked, if another was first
+            others = {normalise(x) for x in contested_by(question, [agreed[0].text], graded.kept, kind=kind)}
+            chosen = ([c for c in agreed if normalise(c.text) in others] or agreed)[:1]
+            how = "the graph's answers narrowed by the documents"
         elif cands and cands[0].score >= self.settings.min_score and (
                 len(cands) == 1 or cands[0].score - cands[1].score >= self.settings.min_margin):
             chosen, how = cands[:1], "read from the documents"

@@ -27,10 +27,17 @@ _INITIAL = re.compile(r"^[A-Z]\.$")
 MAX_SENTENCE_CHARS = 600
 
 
+# a line break inside a paragraph, after a lower-case word or a comma and before no list item,
+# heading or blank line: the text was wrapped there ("Maureen O'Hara, in her\nfirst American film")
+_SOFT_WRAP = re.compile(r"(?:(?<=\s)|(?<=^))([a-z\u00df-\u00ff][\w'’-]*|[^\s]*,)[ \t]*\n"
+                        r"(?![ \t]*(?:\n|[#>*|-]|\d+[.)]\s))[ \t]*", re.MULTILINE)
+
+
 def sentences(text: str) -> list[str]:
-    """Sentences (and lines) of ``text``, long ones cut, empty ones dropped."""
+    """Sentences (and lines) of ``text``, long ones cut, empty ones dropped; a line wrapped inside a
+    sentence is read as one line, so a name and what is said of it stay in one sentence."""
     out = []
-    for part in _SENTENCE.split(text):
+    for part in _SENTENCE.split(_SOFT_WRAP.sub(r"\1 ", text)):
         part = part.strip()
         while len(part) > MAX_SENTENCE_CHARS:
             cut = part.rfind(" ", 0, MAX_SENTENCE_CHARS)
@@ -208,3 +215,28 @@ def supported_by(value: str, documents: list[EvidenceDocument]) -> EvidenceDocum
         if contains_name(doc.text, value) or contains_name(doc.title or "", value):
             return doc
     return None
+
+
+def contested_by(question: str, values: list[str], documents: list[EvidenceDocument], *,
+                 kind: str | None = None) -> list[str]:
+    """Other values that the documents write where they say exactly what is asked, when they never
+    write the answer there: a sentence is "on the question" when it writes every name of the
+    question that its document's title does not (a question naming only the title has none). The
+    answer's values are not in any such sentence, and other spans of the kind asked are: those."""
+    kind = kind or read_shape(question).answer_kind
+    q_names = question_names(question)
+    others: list[str] = []
+    for doc in documents:
+        title = doc.title or ""
+        specific = [n for n in q_names if not contains_name(title, n)]
+        if not specific:
+            continue
+        for sentence in sentences(doc.text):
+            if not all(contains_name(sentence, n) for n in specific):
+                continue
+            if any(contains_name(sentence, v) for v in values):
+                return []  # the documents say the answer where they say what is asked
+            others += [sp.text for sp in value_spans(sentence, kind)
+                       if not any(contains_name(n, sp.text) or contains_name(sp.text, n) for n in q_names)
+                       and not contains_name(title, sp.text)]
+    return list(dict.fromkeys(others))

@@ -7,8 +7,13 @@ the title counts as named in each sentence, but only when the text itself writes
 be a file name). The pair takes the direction the KG holds the relation in: the known entity
 stays on its own side, and another known entity must have been seen on the other side of that
 relation (else no proposal); a name the KG does not know is proposed as a new entity
-(``subject_new``/``object_new``). The result is a proposal for people to review, shown with the
-answer; nothing is written to the KG (``kgteam kg add`` does that, from a reviewed file).
+(``subject_new``/``object_new``), but only where the KG could place it: not at an end whose
+values are literals, not as a part of a known name the sentence writes ("Hunchback of Notre Dame"
+inside "The Hunchback of Notre Dame"), and not at an end a known entity of the observed kind
+already takes in that sentence ("X was directed by Y for RKO": Y is the director, RKO is not),
+unless the sentence lists the two together ("Cast: A, B and C"). The result is a proposal for
+people to review, shown with the answer; nothing is written to the KG (``kgteam kg add`` does
+that, from a reviewed file, checking the relation's domain and range again).
 """
 
 from __future__ import annotations
@@ -19,13 +24,14 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from kgteam.prompts import fence, one_line
 from kgteam.protocols.payloads import GradedDocuments, ProposedTriple
-from kgteam.roles.adaptive.reading import content_words, names_in, sentences
+from kgteam.roles.adaptive.reading import contains_name, content_words, names_in, sentences
 from kgteam.roles.base import Role, RoleContext
 from kgteam.roles.choice import Option, choose
 from kgteam.roles.contract import handles
 from kgteam.roles.semantic.mentions import is_exact_hit
 from kgteam.roles.semantic.similarity import team_similarity
 from kgteam.roles.semantic.text import normalise
+from kgteam.tools.loading.additions import listed_together
 from kgteam.tools.types import ToolError
 
 
@@ -71,15 +77,22 @@ class TripleExtractor(Role[TripleExtractorSettings]):
                     if best is None:
                         continue
                     stat, sim = best
+                    for other in linked:
+                        if links[other] not in schemas:
+                            schemas[links[other]] = await self._relations(links[other], ctx)
+                    # an end a known entity of the observed kind takes in this sentence gets no new name,
+                    # unless the sentence lists the new name with it ("Cast: A, B and C")
+                    takers = [o for o in linked if links[o] != iri and _fits_other_side(*schemas[links[o]], stat)]
                     for other in spans:
                         other_iri = links.get(other)
                         if other == known or other_iri == iri:
                             continue
                         if other_iri is not None:
-                            if other_iri not in schemas:
-                                schemas[other_iri] = await self._relations(other_iri, ctx)
                             if not _fits_other_side(*schemas[other_iri], stat):
                                 continue  # the KG never has this entity at that end of the relation
+                        elif (_literal_end(stat) or any(_overlaps(other, k) for k in linked)
+                              or (takers and not any(listed_together(sentence, other, t) for t in takers))):
+                            continue  # no kind the KG could check a new name against fits there
                         out = stat.direction == "out"
                         s_label, s_iri = (known, iri) if out else (other, other_iri)
                         o_label, o_iri = (other, other_iri) if out else (known, iri)
@@ -134,6 +147,19 @@ class TripleExtractor(Role[TripleExtractorSettings]):
             return None
         stat = [s for s in stats if s.label][best_i]
         return stat, best
+
+
+XSD = "http://www.w3.org/2001/XMLSchema#"
+
+
+def _literal_end(stat: Any) -> bool:
+    """The KG's values at the other end of the relation are literals (dates, numbers): a name is none."""
+    return bool(stat.value_types) and all(t.startswith(XSD) for t in stat.value_types)
+
+
+def _overlaps(new: str, known: str) -> bool:
+    """A new name written inside a known one (or around it) is that name read in part, not a second thing."""
+    return contains_name(known, new) or contains_name(new, known)
 
 
 def _fits_other_side(stats: list[Any], types: list[str], stat: Any) -> bool:

@@ -6,8 +6,9 @@ he/she/him/her/his, and "that/this/the same <noun>" for any noun ("that one", "t
 pronoun that is part of a known name ("It Rains in Caldry", "They Came Home") is no reference.
 
 Which earlier thing a reference means is decided from the conversation and the KG, with no word
-list of any domain: he/she prefer what an earlier "who" question answered, else the last named
-entity; it/that prefer anything else; "that <noun>" prefers a candidate whose KG class labels (or
+list of any domain: he/she prefer a person (what an earlier "who" question answered, or what the
+KG types as a person), else the last named entity; it/that prefer anything else and never take a
+person while a thing is on offer; "that <noun>" prefers a candidate whose KG class labels (or
 own label) share the noun's stem; a candidate that has a relation whose label shares a word with
 the question scores too ("when was it founded": a founding year). A follow-up that names the
 class of what it asks for ("which *river* is it on?", a KG class) must resolve to a candidate with
@@ -73,6 +74,10 @@ _WORD = re.compile(r"[\w'-]+", re.UNICODE)
 _MAX_TITLE_WORDS = 6
 _WHO = _words("who whom whose")
 _WH = _words("what which who whom whose when where how why")
+# what a class of people is called (its label or IRI's local name) in any KG: plain English and the
+# shared vocabularies (foaf:Person, schema:Person, dbo:Person, Wikidata's "human", Q5)
+_PERSON_CLASS_WORDS = _words("person persons people human humans")
+_PERSON_CLASS_IRIS = {"http://www.wikidata.org/entity/Q5"}
 # naming/typing predicates every entity may have: they say nothing about what the question asks
 _NAMING = {"label", "altlabel", "preflabel", "type", "name", "comment", "description"}
 _MAX_SCORED = 5  # candidates checked against the KG (each costs a schema lookup)
@@ -321,6 +326,11 @@ async def asked_class(ctx: RoleContext, question: str, ref_word: str) -> str | N
     return None
 
 
+def _is_person_class(iri: str, label: str) -> bool:
+    words = {w.lower() for w in _WORD.findall(f"{label} {humanise(local_name(iri), split_camel=True) or ''}")}
+    return iri in _PERSON_CLASS_IRIS or bool(words & _PERSON_CLASS_WORDS)
+
+
 @dataclass
 class Choice:
     """The referent chosen for a reference, or why none fits."""
@@ -329,6 +339,7 @@ class Choice:
     decisive: bool = False  # a unique best with more than the recency default
     asked_class: str | None = None  # the KG class the follow-up asks for ("which river ...")
     unfit: list[str] = field(default_factory=list)  # candidates checked that have no edge to that class
+    people: list[str] = field(default_factory=list)  # candidates known to be people: never "it"
 
 
 async def choose_referent(ctx: RoleContext, question: str, ref_word: str,
@@ -341,8 +352,11 @@ async def choose_referent(ctx: RoleContext, question: str, ref_word: str,
 async def choose(ctx: RoleContext, question: str, ref_word: str, candidates: list[Referent]) -> Choice:
     """The candidate the reference most plausibly means, from the conversation and the KG.
 
-    Scores: he/she/him/her/his prefer an answer of an earlier "who" question (2), else a named
-    topic (1); it/its/that prefer anything but a "who" answer (1); "that <noun>" scores 3 for a
+    A candidate is a person when it answered a "who" question or the KG types it with a class of
+    people (``_is_person_class``). Scores: he/she/him/her/his prefer a person answer (2), else a
+    named topic (1); it/its/that prefer anything but a person (1), and a person loses 3 (a person
+    is "he", "she" or "they", so "which team owns it?" after "Which engineer works on Rigel?" is
+    about Rigel, not the engineer); "that <noun>" scores 3 for a
     candidate whose KG class labels or own label share the noun's stem; a candidate with a
     relation whose label shares a content word with the question scores 1 ("when was it founded":
     a founding year). When the follow-up names a KG class as what it asks for ("which river is it
@@ -361,39 +375,46 @@ async def choose(ctx: RoleContext, question: str, ref_word: str, candidates: lis
     best, best_score, scores = candidates[0].name, -1.0, []
     fitting: list[str] = []
     unfit: list[str] = []
+    people: list[str] = []
     for ref in candidates[:_MAX_SCORED]:
         score = 0.0
-        if kind == "person":
-            score += 2.0 if ref.from_answer and ref.asked_who else 0.0 if ref.from_answer else 1.0
-        elif kind == "thing":
-            score += 0.0 if ref.from_answer and ref.asked_who else 1.0
         iri = await _resolve_iri(ctx, ref)
+        schema = None
         if iri is not None:
             try:
                 schema = await ctx.tools["entity_schema"](iri)
             except (ToolError, ValueError):
                 schema = None
-            if schema is not None:
-                if noun:
-                    names = [*await _type_labels(ctx, schema.types, type_cache), schema.label or ref.name]
-                    if any(_same_stem(noun, w) for n in names for w in _content_words(n)):
-                        score += 3.0
-                stats = [s for s in [*schema.outgoing, *schema.incoming]
-                         if local_name(s.predicate).lower() not in _NAMING]
-                if any(_same_stem(q, w) for s in stats for w in _content_words(s.label) for q in qwords):
-                    score += 1.0
-                if klass is not None:
-                    if any(klass in s.value_types for s in stats):
-                        score += 4.0
-                        fitting.append(ref.name)
-                    else:
-                        unfit.append(ref.name)
+        classes = await _type_labels(ctx, schema.types, type_cache) if schema is not None else []
+        person = (ref.from_answer and ref.asked_who) or (
+            schema is not None and any(_is_person_class(t, label) for t, label in zip(schema.types, classes, strict=False)))
+        if person:
+            people.append(ref.name)
+        if kind == "person":
+            score += 2.0 if ref.from_answer and person else 0.0 if ref.from_answer else 1.0
+        elif kind == "thing":
+            score += -3.0 if person else 1.0
+        if iri is not None and schema is not None:
+            if noun:
+                names = [*classes, schema.label or ref.name]
+                if any(_same_stem(noun, w) for n in names for w in _content_words(n)):
+                    score += 3.0
+            stats = [s for s in [*schema.outgoing, *schema.incoming]
+                     if local_name(s.predicate).lower() not in _NAMING]
+            if any(_same_stem(q, w) for s in stats for w in _content_words(s.label) for q in qwords):
+                score += 1.0
+            if klass is not None:
+                if any(klass in s.value_types for s in stats):
+                    score += 4.0
+                    fitting.append(ref.name)
+                else:
+                    unfit.append(ref.name)
         scores.append(score)
         if score > best_score:
             best, best_score = ref.name, score
     if klass is not None and unfit and not fitting:
-        return Choice(None, asked_class=klass, unfit=unfit)
-    return Choice(best, best_score >= 2.0 and sorted(scores)[-2:-1] != [best_score], klass, unfit)
+        return Choice(None, asked_class=klass, unfit=unfit, people=people)
+    return Choice(best, best_score >= 2.0 and sorted(scores)[-2:-1] != [best_score], klass, unfit, people)
 
 
 def ask_back(question: str, ref_word: str, choice: Choice, class_label: str) -> Answer:
@@ -444,6 +465,8 @@ class Contextualizer(Role[ContextualizerSettings]):
                 return f"the rewrite must name what the follow-up refers to (one of {names[:4]})"
             if decisive and target and target.lower() not in text and any(n.lower() in text for n in names if n != target):
                 return f"the follow-up refers to {target!r}, not to another earlier name"
+            if reference_kind(ref_word) == "thing" and any(p.lower() in text for p in choice.people if p != target):
+                return f"{ref_word!r} is not a person: it refers to {target!r}"
             if needs_context(out.question, protected):
                 return "the rewrite still contains a pronoun such as 'it' or 'they'"
             return None

@@ -97,7 +97,10 @@ class SourceRetriever:
             try:
                 found = await self.tools["similar_triples"](text, k=self.k)
                 self.indexed = True
-                hits = [RetrievedTriple(**h.model_dump(exclude={"score"}), score=h.score, kg=self.name) for h in found]
+                # the hit's own ``kg`` field is replaced, not passed twice (a TypeError, or a KeyError
+                # that silently turned an indexed KG into an on-the-fly one)
+                hits = [RetrievedTriple(**h.model_dump(exclude={"score", "kg"}), score=h.score, kg=self.name)
+                        for h in found]
             except (ToolError, KeyError):
                 self.indexed = False  # no vectors here: embed the neighbourhood instead
         if self.indexed and not entities:

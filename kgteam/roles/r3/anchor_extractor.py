@@ -58,4 +58,4 @@ class AnchorExtractor(Role[AnchorSettings]):
                 placed = topic_from_text(text, name, iris) if iris else None
                 if placed is not None:
                     anchors.append(placed)
-        return Anchors(question=text, form=question_form(text), anchors=anchors[: self.settings.max_anchors])
+        return Anchors(question=text, form=question_form(text, anchors), anchors=anchors[: self.settings.max_anchors])

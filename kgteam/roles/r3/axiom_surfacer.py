@@ -57,6 +57,8 @@ class AxiomSurfacer(Role[AxiomSettings]):
 
     @handles
     async def on_anchors(self, anchors: Anchors, ctx: RoleContext) -> list[Axiom | Verdict]:
+        if anchors.form == "request":  # no rule decides "list ..."/"count ...": a True/False would answer nothing asked
+            return [self._nothing(anchors, "it asks for values; this team decides claims and yes/no questions")]
         found = await self._candidates(anchors, ctx)
         if not found:
             why = "no entity the KG knows" if not anchors.anchors else "no rule over the KG's relations fits the question"

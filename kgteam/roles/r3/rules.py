@@ -86,15 +86,37 @@ def comparison_words(op: str, time: bool) -> str:
     return (_TIME_WORDS if time else _AMOUNT_WORDS)[op]
 
 
-def question_form(question: str) -> str:
-    """``claim`` for a statement ("Claim: ..." or no question form), else ``yes_no``."""
+# an opening that asks for values ("count the films ...", "list ...", "give me ..."), and the
+# prepositions that may come before a wh-word ("in which year ..."): general English only
+REQUEST_WORDS = frozenset(["count", "list", "give", "name", "tell", "show", "find", "enumerate", "identify",
+                           "describe", "provide", "return", "get", "please"])
+LEADING_PREPOSITIONS = frozenset(["in", "on", "at", "for", "from", "by", "with", "to", "of", "during", "since"])
+
+
+def question_form(question: str, anchors: Sequence[TopicMention] = ()) -> str:
+    """``claim`` for a statement ("Claim: ..." or no question form), ``request`` for an input that asks
+    for values (an imperative opening, or a wh-word after a preposition: no claim and no yes/no
+    question, so R3 cannot read it), else ``yes_no``. A request word inside a linked name (the film
+    "Count Dracula") is no request."""
     text = question.strip()
     if text.lower().startswith("claim:"):
         return "claim"
     words = [t.lower for t in tokenize(text)]
+    inside = {i for a in anchors for i in range(a.start, a.end)}
+    if words and words[0] in REQUEST_WORDS and 0 not in inside:
+        return "yes_no" if {"whether", "if"} & set(words[1:4]) else "request"  # "tell me whether ..." is yes/no
+    lead = next((i for i, w in enumerate(words) if w not in LEADING_PREPOSITIONS), len(words))
+    if 0 < lead < len(words) and words[lead] in WH_WORDS and 0 not in inside:
+        return "request"
     if text.endswith("?") or (words and (words[0] in AUXILIARIES or words[0] in WH_WORDS)):
         return "yes_no"
     return "claim"
+
+
+def unsure_names(question: str) -> bool:
+    """An input with no capital letter: its names are read in every way the KG allows (a film or a
+    tag of the same words), so silence on one reading says nothing about the KG."""
+    return not any(c.isupper() for c in question)
 
 
 def verdict_label(form: str, verdict: str) -> str:

@@ -14,7 +14,7 @@ from kgteam.protocols.evidence import Evidence, EvidenceAxiom
 from kgteam.protocols.payloads import Anchors, Answer, AnswerValue, Axiom, Join, Verdict
 from kgteam.roles.base import Role, RoleContext
 from kgteam.roles.contract import handles
-from kgteam.roles.r3.rules import verdict_label
+from kgteam.roles.r3.rules import unsure_names, verdict_label
 
 
 def _evidence(v: Verdict, axioms: list[Axiom]) -> Evidence:
@@ -59,7 +59,10 @@ class VerdictJoin(Role):
                           guess=[AnswerValue(label=first.label)], evidence=ev)
         why = "; ".join(dict.fromkeys(m for v in verdicts for m in v.missing)) or "no rule could be checked"
         label = verdict_label(form, "unknown")
-        if form == "claim":  # "not enough info" is a verdict on a claim, stated as such
+        # "not enough info" is a verdict on a claim the team read, stated as such; an input it could not
+        # read (no entity, names in lower case that any reading fits) is "I don't know"
+        read = bool(anchors and anchors.anchors) and not unsure_names(anchors.question)
+        if form == "claim" and read:
             # the rule's own certainty, as for a grounded verdict: every branch searched to its end, or not
             return Answer(text=f"Not enough info: {why}.", values=[AnswerValue(label=label)], status="answered",
                           grounded=False, confidence=1.0 if all(v.final for v in verdicts) else 0.8)

@@ -53,6 +53,14 @@ def open_endpoint(info: EndpointInfo):  # -> SparqlEndpointStore (import kept la
                                page_size=info.page_size)
 
 
+def _source_errors() -> tuple[type[Exception], ...]:
+    """What a request to the endpoint raises when it fails: a ToolError (the query) or an
+    EndpointUnavailable (the server); ``kg connect`` and ``embed`` stop on either in one line."""
+    from kgteam.tools.backends.sparql_endpoint import EndpointUnavailable
+
+    return ToolError, EndpointUnavailable
+
+
 def _fail(url: str, exc: Exception) -> LoadError:
     return LoadError(f"{url}: not usable as a SPARQL endpoint: {exc}")
 
@@ -65,7 +73,7 @@ def paged_rows(store, info: EndpointInfo, select: str, page: int, what: str,
         try:
             result = store.query(f"{select} LIMIT {page} OFFSET {offset}", timeout_s=info.timeout_s,
                                  max_rows=page, max_bytes=PAGE_BYTES)
-        except ToolError as exc:
+        except _source_errors() as exc:
             raise _fail(info.url, exc) from None
         yield from result.rows
         offset += len(result.rows)
@@ -114,8 +122,8 @@ def _count_triples(store, info: EndpointInfo) -> int:
     """The endpoint's triple count; 0 when the server will not count in time (huge public endpoints)."""
     try:
         result = store.query("SELECT (COUNT(*) AS ?n) WHERE { ?s ?p ?o }", timeout_s=info.timeout_s, max_rows=1)
-    except ToolError as exc:
-        if "timed out" in str(exc) or "time limit" in str(exc):
+    except _source_errors() as exc:
+        if getattr(exc, "timed_out", False) or "timed out" in str(exc) or "time limit" in str(exc):
             return 0
         raise _fail(info.url, exc) from None
     try:
@@ -187,7 +195,7 @@ def _build_into(tmp: Path, name: str, info: EndpointInfo, naming: Naming, page: 
     store = open_endpoint(info)
     try:
         probe = store.query("ASK { ?s ?p ?o }", timeout_s=info.timeout_s, max_rows=1)
-    except ToolError as exc:
+    except _source_errors() as exc:
         raise _fail(info.url, exc) from None
     if probe.boolean is None:
         raise LoadError(f"{info.url}: not usable as a SPARQL endpoint: it did not answer an ASK query")

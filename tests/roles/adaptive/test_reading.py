@@ -48,3 +48,42 @@ def test_support_is_word_for_word():
 
 def test_a_possessive_names_its_owner():
     assert question_names("Where does Sabine Rook's apprentice work?") == ["Sabine Rook"]
+
+
+NOTE = EvidenceDocument(id="n1", title="The Hunchback of Notre Dame", text=(
+    "# The Hunchback of Notre Dame\n\n"
+    "The Hunchback of Notre Dame of 1939 was directed by William Dieterle for RKO.\n\n"
+    "Charles Laughton plays Quasimodo, the deaf bell-ringer of the cathedral. Maureen O'Hara, in her\n"
+    "first American film, plays Esmeralda, the young Romani dancer whom Quasimodo shelters in the tower.\n"))
+ESMERALDA = "Who plays Esmeralda in The Hunchback of Notre Dame?"
+
+
+def test_a_line_wrapped_inside_a_sentence_stays_one_sentence():
+    assert ("Maureen O'Hara, in her first American film, plays Esmeralda, the young Romani dancer whom Quasimodo "
+            "shelters in the tower.") in sentences(NOTE.text)
+    assert sentences("Cast: Mara Quell\nDirector: Tobias Fenn") == ["Cast: Mara Quell", "Director: Tobias Fenn"]
+
+
+def test_a_document_that_names_another_value_where_it_says_what_is_asked_contests_the_answer():
+    from kgteam.roles.adaptive.reading import contested_by
+
+    assert "Maureen O'Hara" in contested_by(ESMERALDA, ["Charles Laughton"], [NOTE])
+    assert contested_by(ESMERALDA, ["Maureen O'Hara"], [NOTE]) == []
+    assert contested_by("Who directed The Hunchback of Notre Dame?", ["Anyone"], [NOTE]) == []  # the title only
+
+
+def test_a_contested_answer_is_not_grounded_at_full_confidence():
+    from kgteam.protocols.evidence import Evidence
+    from kgteam.protocols.payloads import AnswerValue, Draft
+    from kgteam.roles.adaptive.answer_grader import AnswerGrader
+
+    def final(label):
+        draft = Draft(question=ESMERALDA, text=f"{label} (from The Hunchback of Notre Dame).",
+                      values=[AnswerValue(label=label)], evidence=Evidence(documents=[NOTE]), confidence=1.0)
+        return AnswerGrader.final(draft, True)
+
+    wrong = final("Charles Laughton")
+    assert wrong.status == "answered" and not wrong.grounded and wrong.confidence <= 0.5
+    assert "Maureen O'Hara" in wrong.text
+    right = final("Maureen O'Hara")
+    assert right.grounded and right.confidence == 1.0

@@ -55,3 +55,14 @@ async def test_both_ends_are_kg_entities_or_marked_new_and_the_kg_direction_hold
     assert not any(p.subject_label in people and p.subject for p in starred), lines
     assert any(p.subject_label == "River Queen" and p.object_label == "Samantha Morton" and p.object_new
                for p in starred), lines
+
+
+async def test_a_new_name_is_proposed_only_where_the_kg_could_place_it(small_tools):
+    """"The River Queen of 2005 was directed by Vincent Ward for Acme Pictures": the director is the
+    known Vincent Ward; neither the studio nor "River Queen" read inside the title is a director or
+    a film (the README's RKO example, issue 40)."""
+    doc = EvidenceDocument(id="d3", title="The River Queen", text=(
+        "The River Queen of 2005 was directed by Vincent Ward for Acme Pictures."))
+    lines = [p.line() for p in await _proposals(small_tools, doc)]
+    assert not any("Acme" in line for line in lines), lines
+    assert not any("(new)" in line and "River Queen" in line for line in lines), lines

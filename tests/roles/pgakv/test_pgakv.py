@@ -207,3 +207,22 @@ async def test_an_answer_reached_by_walking_back_over_a_used_triple_is_kept(tmp_
         tools.close()
     ends = [(t.subject, t.object) for t in graph.triples if t.answer_end == "object"]
     assert ends == [("Belle Starr", "Pearl Starr")], graph.triples
+
+
+async def test_a_kg_with_vectors_is_read_through_its_index(small_tools):
+    """similar_triples' hits carry a ``kg`` field of their own: the verifier must replace it, not pass it
+    twice (which failed the role, or silently fell back to embedding neighbourhoods)."""
+    from kgteam.tools.types import SimilarTriple
+
+    async def similar_triples(text, k=10):
+        return [SimilarTriple(subject=EX + "Tracker", predicate=EX + "directed_by", object=EX + "Ian_Sharp",
+                              subject_label="Tracker", predicate_label="directed by", object_label="Ian Sharp",
+                              score=0.9, kg=None)]
+
+    graph = PseudoGraph(triples=[PseudoTriple(subject="Tracker", predicate="directed by", object="?answer")])
+    toolbox = small_tools.toolbox()
+    tools = {**{name: toolbox[name] for name in ("neighbors", "search_entities", "run_sparql")},
+             "similar_triples": similar_triples}
+    checks, retrievers = await retrieve_all(graph, [("small", tools)], None, EmbedBudget())
+    assert retrievers[0].indexed is True
+    assert any(c.object == EX + "Ian_Sharp" and c.kg == "small" for c in checks[0].candidates)

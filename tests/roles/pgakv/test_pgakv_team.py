@@ -33,3 +33,11 @@ def test_chat_shows_the_pseudo_graph_being_checked(demo_kg_home, tmp_path):
     out = result.output
     assert "pseudo_graph_generator → pseudo_graph" in out and "atomic_verifier → verified_graph" in out
     assert "graph_fixer → fixed_graph" in out and "William Dieterle" in out
+
+
+def test_the_documented_open_ended_ask_answers_from_the_index(demo_kg_home):
+    """docs/pgakv.md's example: the demo KG has triple vectors, so the verifier reads them (it failed)."""
+    result = CliRunner().invoke(app, ["ask", "--team", str(PGAKV), "--home", str(demo_kg_home), "--model", "none",
+                                      "Tell me about Kismet"])
+    assert result.exit_code == 0, result.output
+    assert "William Dieterle" in result.output and "failed" not in result.output

@@ -121,3 +121,32 @@ async def test_a_preference_in_the_question_becomes_conditions_on_the_item(quest
     assert _label(answer) == expected, answer.text
     axiom = next(e.payload for e in seen if e.kind == "axiom")
     assert axiom.form == "prefer" and axiom.constraints and answer.evidence.triples
+
+
+@pytest.mark.parametrize("text", [
+    "count the films Ian Sharp directed",
+    "list the actors of Tracker",
+    "give me the director of Tracker",
+    "In which year was Tracker released",
+    "claim: lone film: starred actors ray winstone.",  # read as a claim, but in lower case: names unsure
+])
+async def test_an_input_the_team_cannot_read_is_i_dont_know_never_a_stated_value(text, small_tools):
+    """Requests for values are no claims, and an undecided claim in lower case may be a misread name:
+    "I don't know" (status unknown), never the value "not enough info" at confidence 1.0."""
+    answer, _, _ = await _ask(text, small_tools)
+    assert answer.status == "unknown" and not answer.values and answer.confidence is None, answer.text
+    assert answer.text.startswith("I don't know"), answer.text
+
+
+def test_the_form_of_an_input():
+    from kgteam.protocols.payloads import TopicMention
+    from kgteam.roles.r3.rules import question_form
+
+    assert question_form("Claim: Tracker: directed by Ian Sharp.") == "claim"
+    assert question_form("Tracker was directed by Ian Sharp.") == "claim"
+    assert question_form("Is Tracker older than River Queen?") == "yes_no"
+    assert question_form("Tell me whether Tracker is older than River Queen") == "yes_no"
+    assert question_form("Count the films Ian Sharp directed") == "request"
+    assert question_form("from which country is Tracker") == "request"
+    dracula = TopicMention(text="Count Dracula", start=0, end=2, iris=["http://example.org/Count_Dracula"])
+    assert question_form("Count Dracula was directed by Jess Franco.", [dracula]) == "claim"
