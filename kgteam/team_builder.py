@@ -164,7 +164,7 @@ def open_team_kg_tools(spec: TeamSpec, stack: contextlib.ExitStack, home: Path |
 
     parts = {kg_source_name(kg): open_kg_tools(kg, stack, home, where=f"kgs[{i}]") for i, kg in enumerate(spec.kgs)}
     try:
-        union = KGUnion(parts)
+        union = KGUnion(parts, trust_other_kgs=spec.trust_other_kgs)
     except ToolError as exc:
         raise TeamBuildError(f"kgs: {exc}") from exc
     stack.callback(union.close)
@@ -193,10 +193,10 @@ def open_kg_tools(kg: KGSpec, stack: contextlib.ExitStack, home: Path | None = N
             raise TeamBuildError(f"{where}: cannot open KG {target!r}: {exc}{hint}") from exc
         stack.callback(graph.close)
         extra: dict[str, Any] = {"lexicon": _lexicon(kg.lexicon)} if kg.lexicon else {}
-        if kg.label_predicates:
+        if kg.label_predicates or kg.lang:
             from kgteam.tools.naming import naming_of
 
-            extra["naming"] = naming_of(graph.manifest, kg.label_predicates)
+            extra["naming"] = naming_of(graph.manifest, kg.label_predicates, lang=kg.lang)
         try:
             return KGTools.from_kg(graph, embedder=embedder, default_timeout_s=kg.timeout_s, max_rows=kg.max_rows,
                                    max_result_bytes=kg.max_result_bytes, **extra)
@@ -213,7 +213,7 @@ def open_kg_tools(kg: KGSpec, stack: contextlib.ExitStack, home: Path | None = N
     return KGTools(store, labels, default_timeout_s=kg.timeout_s, max_rows=kg.max_rows,
                    max_result_bytes=kg.max_result_bytes, embedder=embedder, vectors=_endpoint_vectors(kg, where),
                    lexicon=_lexicon(kg.lexicon) if kg.lexicon else None,
-                   naming=Naming.with_predicates(kg.label_predicates))
+                   naming=Naming.with_predicates(kg.label_predicates, kg.lang))
 
 
 def _endpoint_vectors(kg: KGSpec, where: str) -> Any:
@@ -337,7 +337,8 @@ def build_toolbox(kg_tools: Any, web: Any = None) -> Toolbox:
 
     # the KG's own read-only tools may be reused within a question (kgteam.tools.tool_cache); plugins not
     return Toolbox({n: t.cached(is_kg_tool(n, callables[n])) for n, t in box.items()}, reader=box.reader,
-                   bank=getattr(kg_tools, "bank", None))  # the bank: model prompts' worked examples
+                   bank=getattr(kg_tools, "bank", None),  # the bank: model prompts' worked examples
+                   profile=getattr(kg_tools, "profile", None))  # classes, typing, schema nodes
 
 
 def grants_of(specs: dict[str, RoleSpec]) -> dict[str, list[str]]:

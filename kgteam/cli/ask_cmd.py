@@ -19,6 +19,7 @@ from kgteam.cli.team_setup import (
     CORPUS_HELP,
     DB_HELP,
     KG_HELP,
+    LANG_HELP,
     MODEL_HELP,
     NEW_SESSION_HELP,
     TEAM_HELP,
@@ -48,6 +49,7 @@ def ask(
     model: Annotated[str | None, typer.Option("--model", "-m", help=MODEL_HELP)] = None,
     kg_flags: Annotated[list[str] | None, typer.Option("--kg", help=KG_HELP)] = None,
     corpus: Annotated[str | None, typer.Option("--corpus", help=CORPUS_HELP)] = None,
+    lang: Annotated[str | None, typer.Option("--lang", help=LANG_HELP)] = None,
     home: Annotated[Path | None, typer.Option("--home", help="kgteam home (default $KGTEAM_HOME or ~/.kgteam)")] = None,
     db: Annotated[str | None, typer.Option("--db", help=DB_HELP)] = None,
     proposals: Annotated[Path | None, typer.Option(
@@ -60,7 +62,7 @@ def ask(
     check_session_ids(sessions_url(db, team, home), session, new_session)
     corpus = session_corpus(sessions_url(db, team, home), session, corpus)
     team, model, kg = session_choices(sessions_url(db, team, home), session, team, model, kg)
-    spec, _ = choose_team(team, model=model, kg=kg, corpus=corpus, home=home)
+    spec, _ = choose_team(team, model=model, kg=kg, corpus=corpus, home=home, lang=lang)
     ensure_kg(spec, home, say=lambda m: console.print(Text(m, style="dim")))
     session_id = session or new_session or new_session_id()
     colors = RoleColors()

@@ -69,6 +69,9 @@ def load(
         "--label-predicate", help="IRI of a predicate whose literals name things (beyond rdfs:label, "
                                   "skos:prefLabel, schema:name, foaf:name, dcterms:title; preferred over them); "
                                   "repeatable, remembered in the KG's manifest")] = None,
+    lang: Annotated[str | None, typer.Option("--lang", help="label language shown first, e.g. de (default: "
+                                                            "untagged and English names, then any); remembered")]
+    = None,
     demo: Annotated[bool, typer.Option("--demo", help="install the bundled MetaQA movie KB as KG 'metaqa'")] = False,
     home: Annotated[Path | None, typer.Option("--home", help="KG home (default: $KGTEAM_HOME or ~/.kgteam)")] = None,
     quiet: Annotated[bool, typer.Option("--quiet", "-q", help="no progress bar")] = False,
@@ -113,6 +116,7 @@ def load(
                 relation_labels=relation_labels,
                 embed=mode != "none",
                 label_predicates=label_predicates or (),
+                lang=lang,
                 vectors=mode,  # type: ignore[arg-type]
                 memory_mb=memory_mb,
             )

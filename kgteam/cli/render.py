@@ -10,6 +10,7 @@ from rich.table import Table
 from rich.text import Text
 
 from kgteam.llm.fencing import one_line
+from kgteam.protocols.display import TEXT_CHARS, display_answer, display_data, display_text
 from kgteam.protocols.envelope import Envelope
 from kgteam.protocols.payloads import Answer, shorten
 
@@ -41,7 +42,7 @@ def event_line(env: Envelope, colors: RoleColors | None = None) -> Text:
     if env.attempt:
         line.append(f" (retry {env.attempt})", style="yellow")
     line.append(": ")
-    line.append(env.payload.summary())
+    line.append(display_text(env.payload.summary(), TEXT_CHARS))  # summaries quote KG labels
     if env.usage.llm_calls:
         line.append(f"  [{env.usage.llm_calls} LLM, {env.usage.total_tokens} tok, {env.usage.seconds:.2f}s]",
                     style="dim")
@@ -55,6 +56,7 @@ def cost_text(answer: Answer) -> str:
 
 
 def answer_renderable(answer: Answer, *, max_triples: int = 12, show_queries: bool = True) -> Panel:
+    answer = display_answer(answer)  # labels and literals come from the KG: shown as data, never as lines
     parts: list[Any] = []
     head = Text()
     head.append(answer.text or "(no answer text)", style="bold")
@@ -65,6 +67,10 @@ def answer_renderable(answer: Answer, *, max_triples: int = 12, show_queries: bo
     backed = "the KG" if answer.route in (None, "kg") else "the retrieved facts"
     status.append("  grounded" if answer.grounded else f"  UNGROUNDED (not backed by {backed})",
                   style="green" if answer.grounded else "yellow")
+    signals = answer.signals
+    if answer.grounded and signals is not None and (signals.unnamed or signals.inferred):
+        # the triples are the KG's; which relation the question meant was the reader's inference
+        status.append("  (relation inferred, not named by the question)", style="yellow")
     if answer.route is not None:
         status.append(f"  route: {answer.route}")
     parts.append(status)
@@ -137,7 +143,8 @@ def print_answer(console: Console, answer: Answer, **kwargs: Any) -> None:
 
 
 def answer_json(answer: Answer, *, session_id: str | None = None, question: str | None = None) -> dict[str, Any]:
-    data = answer.model_dump(mode="json")
+    """``--json``'s answer: its strings sanitised as the terminal's are (a client may print them)."""
+    data = display_data(answer.model_dump(mode="json"))
     data["cost"]["total_tokens"] = answer.cost.total_tokens
     if session_id is not None:
         data["session_id"] = session_id

@@ -32,6 +32,7 @@ def kg_choice(flags: list[str] | None) -> str | list[str] | None:
     return flags[0] if len(flags) == 1 else list(flags)
 CORPUS_HELP = ("the document corpus the team's web search reads, instead of the team file's: one made with "
                "`kgteam corpus add`, or the built-in movie-notes")
+LANG_HELP = "label language shown first, e.g. de or pt-br (default: untagged and English names, then any)"
 
 
 def kg_home_dir(home: Path | None = None) -> Path:
@@ -100,9 +101,9 @@ def parse_model_flag(flag: str) -> ModelSpec:
 
 
 def choose_team(team: Path | None, *, model: str | None = None, kg: str | list[str] | None = None,
-                corpus: str | None = None, home: Path | None = None) -> tuple[TeamSpec, bool]:
-    """The spec to run and whether it is the built-in default. Config errors and an unknown
-    ``corpus`` exit with code 2."""
+                corpus: str | None = None, home: Path | None = None, lang: str | None = None) -> tuple[TeamSpec, bool]:
+    """The spec to run and whether it is the built-in default. Config errors, an unknown
+    ``corpus`` and a bad ``lang`` tag exit with code 2."""
     if team is None:
         spec, is_default = default_team_spec(), True
     else:
@@ -122,7 +123,24 @@ def choose_team(team: Path | None, *, model: str | None = None, kg: str | list[s
     except ValueError as exc:  # e.g. the same KG named twice
         typer.echo(f"--kg: {exc}", err=True)
         raise typer.Exit(2) from None
+    if lang is not None:
+        try:
+            spec = with_lang(spec, lang)
+        except ValueError as exc:
+            typer.echo(f"--lang: {exc}", err=True)
+            raise typer.Exit(2) from None
     return spec, is_default
+
+
+def with_lang(spec: TeamSpec, lang: str) -> TeamSpec:
+    """The spec with every KG's label language set to ``lang`` (checked)."""
+    from kgteam.tools.naming import check_lang
+
+    tag = check_lang(lang)
+    update: dict[str, Any] = {"kg": spec.kg.model_copy(update={"lang": tag})}
+    if spec.kgs:
+        update["kgs"] = [k.model_copy(update={"lang": tag}) for k in spec.kgs]
+    return spec.model_copy(update=update)
 
 
 def check_corpus(name: str, home: Path | None) -> None:

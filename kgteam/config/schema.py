@@ -140,6 +140,8 @@ class KGSpec(_Strict):
     label_predicates: list[str] = Field(default_factory=list, description=(
         "IRIs of the KG's own naming predicates beyond rdfs:label, skos:prefLabel, schema:name, foaf:name "
         "and dcterms:title, preferred over them (an installed KG also keeps those it was loaded with)"))
+    lang: str | None = Field(None, description="label language shown first (a tag such as de or pt-br); "
+                             "default: untagged and English names, then any")
     vectors: str | None = Field(None, description=(
         "backend 'sparql': a vector index for the endpoint's triples, a KG folder (or its vectors/ folder) made "
         "by `kgteam kg connect` + `kgteam embed` (an installed KG finds its own)"))
@@ -151,6 +153,13 @@ class KGSpec(_Strict):
         from kgteam.tools.naming import check_name_predicate
 
         return [check_name_predicate(p) for p in value]
+
+    @field_validator("lang")
+    @classmethod
+    def _lang_tag(cls, value: str | None) -> str | None:
+        from kgteam.tools.naming import check_lang
+
+        return check_lang(value)
 
     @model_validator(mode="after")
     def _backend_needs(self) -> KGSpec:
@@ -321,6 +330,9 @@ class TeamSpec(_Strict):
     kgs: list[KGSpec] | None = Field(None, description="several KGs the team reads at once (instead of 'kg'): "
                                      "each a KG spec or an installed KG's name; entities that are the same "
                                      "across them are joined (docs/teams.md)")
+    trust_other_kgs: bool = Field(False, description="with several KGs: let a KG name other KGs' entities and "
+                                  "join them with owl:sameAs (default: each KG speaks only for its own entities, "
+                                  "so a second KG never changes what the first says; docs/teams.md)")
     web: WebSpec | None = Field(None, description="documents for the web_search tool (none: the tool says so)")
     roles: dict[str, RoleSpec] = Field(default_factory=dict)
     playbook: str | None = None

@@ -107,6 +107,20 @@ class KGMapped(BaseModel):
     name: str
 
 
+class ReadingSignals(BaseModel):
+    """What the reading behind an answer knows about itself: the features its confidence is made
+    of (the reading prior, ``kgteam.roles.semantic.prior``), shown so a person can see why."""
+
+    score: float = Field(0.0, ge=0.0, le=1.0)  # the scorer's confidence before the prior
+    shape: str = "chain"
+    unread: list[str] = Field(default_factory=list)  # content words of the question no part of the reading read
+    unnamed: int = Field(0, ge=0)  # relations walked that no word of the question named
+    steps: int = Field(0, ge=0)
+    described: bool = False  # the topic was a description ("the largest state"), read first
+    inferred: bool = False  # a relation chosen by a gradable adjective's dimensions, not named
+    values: int = Field(0, ge=0)
+
+
 class GraphReading(BaseModel):
     """A question read into a query graph (a count, a superlative, a yes/no, a join of two
     entities ...): what the decision maker runs instead of filling a chain template."""
@@ -119,6 +133,9 @@ class GraphReading(BaseModel):
     evidence_graph: QueryGraph | None = None  # the set a count or an ordering ran over
     guess_only: bool = False  # no reading of the question fits the kind it asks for
     kg_map: KGMapped | None = None  # set when ``confidence`` is a path's, through the KG's own map
+    unread: list[str] = Field(default_factory=list)  # the question's content words this reading left unread
+    described: bool = False  # its topic is a description read first ("the largest state")
+    inferred: bool = False  # a relation it walks was chosen by an adjective's dimensions, not named
 
 
 class SparqlTemplate(Payload):
@@ -266,6 +283,10 @@ class RelationPaths(Payload):
     confidence: float = 0.0
     margin: float = 0.0
     kg_map: KGMapped | None = None  # set when ``confidence`` is the best path's, through the KG's own map
+    # how sure the topic itself is: 1 for a name, less for a described one ("the largest state")
+    certainty: float = Field(1.0, ge=0.0, le=1.0)
+    unread: list[str] = Field(default_factory=list)  # the question's content words the best path left unread
+    described: bool = False  # the topic is a description read first
 
     @property
     def best(self) -> RankedPath | None:
@@ -279,14 +300,17 @@ class RelationPaths(Payload):
         path = next((p for p in self.paths if p.key == key), None)
         if path is None:
             return 0.0
-        return path_confidence(path, self.paths)
+        return path_confidence(path, self.paths) * self.certainty
 
     def belief_of(self, key: str) -> tuple[float, KGMapped | None]:
         """``confidence_of(key)`` and whether it went through the KG's own map (see ``path_belief``)."""
         path = next((p for p in self.paths if p.key == key), None)
         if path is None:
             return 0.0, None
-        return path_belief(path, self.paths)
+        belief, kg_map = path_belief(path, self.paths)
+        if self.certainty < 1.0:  # a product is no longer the map's value
+            return round(belief * self.certainty, 4), None
+        return belief, kg_map
 
     def summary(self) -> str:
         best = self.best
@@ -587,7 +611,8 @@ class Anchors(Payload):
 
     kind: Literal["anchors"] = "anchors"
     question: str
-    form: Literal["claim", "yes_no"] = "yes_no"  # a claim is supported / refuted; a question true / false
+    # a claim is supported / refuted; a question true / false; a request for values is not R3's to answer
+    form: Literal["claim", "yes_no", "request"] = "yes_no"
     anchors: list[TopicMention] = Field(default_factory=list)
 
     def summary(self) -> str:
@@ -940,6 +965,7 @@ class Answer(Payload):
     error: str | None = None
     route: RouteName | None = None  # where a routing team looked for the answer (kg / web / both)
     proposals: list[ProposedTriple] = Field(default_factory=list)  # facts read from text, for review only
+    signals: ReadingSignals | None = None  # what the confidence was made of (a semantic reading's answers)
 
     @model_validator(mode="after")
     def _stated_with_confidence(self, info: ValidationInfo) -> Answer:

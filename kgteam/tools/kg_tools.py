@@ -28,7 +28,8 @@ from kgteam.tools.embedding.base import Embedder, EmbeddingError
 from kgteam.tools.example_bank import LazyBank, read_reader_data
 from kgteam.tools.fusion import reciprocal_rank_fusion
 from kgteam.tools.lexicon import Lexicon, read_lexicon
-from kgteam.tools.naming import DEFAULT_NAMING, Naming, fallback_name, naming_of
+from kgteam.tools.naming import DEFAULT_NAMING, Naming, fallback_name, lang_rank, naming_of
+from kgteam.tools.profile import KGProfile
 from kgteam.tools.result_cap import MAX_RESULT_BYTES
 from kgteam.tools.sparql_guard import MAX_QUERY_BYTES, analyse_query, check_iri, sparql_iri
 from kgteam.tools.text_normalize import name_edits, normalize_label
@@ -44,6 +45,7 @@ from kgteam.tools.types import (
     SparqlResult,
     ToolError,
 )
+from kgteam.tools.vocabulary import DECLARING_PREDICATES
 
 if TYPE_CHECKING:
     from kgteam.tools.kg import KnowledgeGraph
@@ -108,6 +110,9 @@ class KGTools:
         # raising it widens the backend-independent range at the cost of hub latency.
         self.edge_fetch = edge_fetch
         self._has_types: bool | None = None  # does the KG use rdf:type at all (checked once)
+        self._declares: bool | None = None  # does the KG name predicates on declaring nodes (checked once)
+        # What the KG says about itself (classes, typing, schema nodes), read lazily and kept
+        self.profile = KGProfile(self)
         self.default_timeout_s = default_timeout_s
         self.max_rows = max_rows
         self.max_result_bytes = max_result_bytes
@@ -145,7 +150,8 @@ class KGTools:
         rows = max_rows or self.max_rows
         try:
             return await asyncio.wait_for(
-                asyncio.to_thread(self.store.query, sparql, timeout_s=t, max_rows=rows), t + _GRACE_S
+                asyncio.to_thread(self.store.query, sparql, timeout_s=t, max_rows=rows),
+                t + _GRACE_S + getattr(self.store, "probe_s", 0.0),  # an endpoint's probe after a timeout
             )
         except TimeoutError:
             raise ToolError(f"query timed out after {t:g}s") from None
@@ -248,7 +254,27 @@ class KGTools:
             for row in res.rows:
                 if "s" in row and "p" in row and "l" in row and row["l"].type == "literal":
                     found[row["s"].value].append((row["p"].value, row["l"].value, row["l"].lang))
-        return {iri: self.naming.best(found.get(iri, ())) or fallback_name(iri) for iri in wanted}
+        named = {iri: self.naming.best(found.get(iri, ())) for iri in wanted}
+        unnamed = [iri for iri, name in named.items() if name is None]
+        if unnamed and await self._kg_declares():
+            # a Wikibase-style predicate (wdt:P36) is named on the node that declares it (wd:P36)
+            declared: dict[str, list[tuple[str, str, str | None]]] = defaultdict(list)
+            for chunk in _values_chunks(unnamed):
+                res = await self._select(self.naming.declared_names_query(chunk))
+                for row in res.rows:
+                    if "s" in row and "p" in row and "l" in row and row["l"].type == "literal":
+                        declared[row["s"].value].append((row["p"].value, row["l"].value, row["l"].lang))
+            named.update({iri: self.naming.best(declared.get(iri, ())) for iri in unnamed})
+        return {iri: name or fallback_name(iri) for iri, name in named.items()}
+
+    async def _kg_declares(self) -> bool:
+        """Whether the KG names predicates on declaring nodes at all (checked once, so a KG without
+        them pays one ASK, not a second query per lookup)."""
+        if self._declares is None:
+            decl = ", ".join(sparql_iri(p) for p in DECLARING_PREDICATES)
+            res = await self._select(f"ASK {{ ?d ?decl ?p FILTER(?decl IN ({decl})) }}")
+            self._declares = bool(res.boolean)
+        return self._declares
 
     async def relation_names(self, predicates: list[str]) -> dict[str, RelationNames]:
         """What is known about how people name each predicate beyond its label: its other names
@@ -257,13 +283,21 @@ class KGTools:
         wanted = sorted({p for p in predicates if isinstance(p, str)})
         out = {p: RelationNames() for p in wanted}
         kinds = " ".join(sparql_iri(k) for k in (SKOS_ALT, *DESCRIPTION_PREDICATES))
+        # the predicate's own, and its declaring node's (a Wikibase property entity's aliases)
+        declared = ""
+        if await self._kg_declares():
+            decl = ", ".join(sparql_iri(p) for p in DECLARING_PREDICATES)
+            declared = f" UNION {{ ?d ?decl ?p . FILTER(?decl IN ({decl})) ?d ?k ?v }}"
         for chunk in _values_chunks(wanted):
-            q = f"SELECT ?p ?k ?v WHERE {{ VALUES ?p {{ {chunk} }} VALUES ?k {{ {kinds} }} ?p ?k ?v FILTER(isLiteral(?v)) }}"
+            q = (f"SELECT ?p ?k ?v WHERE {{ VALUES ?p {{ {chunk} }} VALUES ?k {{ {kinds} }} "
+                 f"{{ ?p ?k ?v }}{declared} FILTER(isLiteral(?v)) }}")
             res = await self._select(q)
             for row in res.rows:
                 p, k, v = row.get("p"), row.get("k"), row.get("v")
                 if p is None or k is None or v is None or p.value not in out:
                     continue
+                if lang_rank(v.lang, self.naming.lang) > 2:
+                    continue  # another language's alias says nothing about an English question's words
                 bucket = out[p.value].names if k.value == SKOS_ALT else out[p.value].descriptions
                 if v.value not in bucket:
                     bucket.append(v.value)
@@ -502,7 +536,7 @@ class KGTools:
             return await asyncio.wait_for(
                 asyncio.to_thread(call, guarded.text, timeout_s=remaining, max_rows=cap,
                                   max_bytes=self.max_result_bytes),
-                remaining + _GRACE_S,
+                remaining + _GRACE_S + getattr(self.store, "probe_s", 0.0),
             )
         except TimeoutError:
             raise ToolError(f"query timed out after {timeout:g}s") from None
@@ -532,7 +566,8 @@ class KGTools:
         only, so a question's ToolCache may reuse their results."""
         box = Toolbox.from_callables({name: getattr(type(self), name) for name in TOOL_NAMES}, [self])
         return Toolbox({name: (self._run_sparql_tool(tool) if name == "run_sparql" else tool).cached()
-                        for name, tool in box.items()}, reader=self.reader, bank=self.bank)
+                        for name, tool in box.items()}, reader=self.reader, bank=self.bank,
+                       profile=self.profile)
 
 
 def _values_chunks(iris: list[str]) -> list[str]:

@@ -28,6 +28,7 @@ from kgteam.tools.iri import (
     local_name,
 )
 from kgteam.tools.sparql_guard import sparql_iri
+from kgteam.tools.vocabulary import DECLARING_PREDICATES
 
 DCTERMS_TITLE = "http://purl.org/dc/terms/title"
 # Naming predicates, most preferred first.
@@ -38,8 +39,15 @@ _IRI_RE = re.compile(r"^[A-Za-z][A-Za-z0-9+.-]*:[^\s<>\"{}|\\^`]+$")
 _CAMEL_PREDICATE_RE = re.compile(r"^[a-z][a-z0-9]*[A-Z]")
 
 
-def lang_rank(lang: str | None) -> int:
-    """Which language's name is shown: untagged, then English, then regional English, then any other."""
+def lang_rank(lang: str | None, preferred: str | None = None) -> int:
+    """Which language's name is shown: the preferred language (``--lang``) when one is set, then
+    untagged, then English, then regional English, then any other."""
+    if preferred and lang:
+        low = lang.lower()
+        if low == preferred:
+            return -2
+        if low.startswith(preferred + "-"):
+            return -1
     if not lang:
         return 0
     lang = lang.lower()
@@ -48,6 +56,16 @@ def lang_rank(lang: str | None) -> int:
     if lang.startswith("en-"):
         return 2
     return 3
+
+
+def check_lang(lang: str | None) -> str | None:
+    """A label language tag the user asked for (``--lang de``), checked and lower-cased; None: the default."""
+    if lang is None or not lang.strip():
+        return None
+    text = lang.strip().lower()
+    if not re.fullmatch(r"[a-z]{2,8}(-[a-z0-9]{1,8})*", text):
+        raise ValueError(f"label language {lang!r} is not a language tag (e.g. en, de, pt-br)")
+    return text
 
 
 def fallback_name(iri: str, *, predicate: bool | None = None) -> str:
@@ -72,19 +90,25 @@ def check_name_predicate(iri: str) -> str:
 
 @dataclass(frozen=True)
 class Naming:
-    """The naming predicates of one KG: the user's own (``extra``, preferred) and the standard ones."""
+    """The naming predicates of one KG: the user's own (``extra``, preferred) and the standard ones;
+    ``lang``: the label language shown first (None: untagged, then English, then any)."""
 
     extra: tuple[str, ...] = ()
+    lang: str | None = None
 
     @classmethod
-    def with_predicates(cls, predicates: Iterable[str] | None) -> Naming:
+    def with_predicates(cls, predicates: Iterable[str] | None, lang: str | None = None) -> Naming:
         """A naming with the user's predicates (checked, duplicates and standard ones dropped)."""
         seen: list[str] = []
         for p in predicates or ():
             iri = check_name_predicate(p)
             if iri not in seen and iri not in STANDARD_NAME_PREDICATES and iri not in ALIAS_PREDICATES:
                 seen.append(iri)
-        return cls(tuple(seen))
+        return cls(tuple(seen), check_lang(lang))
+
+    def in_language(self, lang: str | None) -> Naming:
+        """The same naming with another preferred label language."""
+        return Naming(self.extra, check_lang(lang))
 
     # made once per naming: a load asks them for each of millions of name literals
     @cached_property
@@ -113,7 +137,8 @@ class Naming:
     def rank(self, predicate: str, lang: str | None, text: str) -> tuple[int, int, str]:
         """Sort key of one name literal: lower is preferred (predicate, then language, then text)."""
         preds = self.all_predicates
-        return (preds.index(predicate) if predicate in self._naming_set else len(preds), lang_rank(lang), text)
+        return (preds.index(predicate) if predicate in self._naming_set else len(preds), lang_rank(lang, self.lang),
+                text)
 
     def best(self, found: Iterable[tuple[str, str, str | None]]) -> str | None:
         """The name among ``(predicate, text, lang)`` literals of one IRI; None when none is a name."""
@@ -123,6 +148,10 @@ class Naming:
             p, text, _lang = found[0]
             text = " ".join(text.split())
             return text if text and p in names else None
+        if self.lang is not None:  # the preferred language beats a preferred predicate in another one
+            ranked = [(lang_rank(lang, self.lang) >= 0, *self.rank(p, lang, " ".join(text.split())))
+                      for p, text, lang in found if p in names and text.strip()]
+            return min(ranked)[3] if ranked else None
         ranked = [self.rank(p, lang, " ".join(text.split())) for p, text, lang in found
                   if p in names and text.strip()]
         return min(ranked)[2] if ranked else None
@@ -152,6 +181,15 @@ class Naming:
         preds = ", ".join(sparql_iri(p) for p in self.all_predicates)
         return f"SELECT ?s ?p ?l WHERE {{ VALUES ?s {{ {values} }} ?s ?p ?l FILTER(?p IN ({preds}) && isLiteral(?l)) }}"
 
+    def declared_names_query(self, values: str) -> str:
+        """SPARQL for the names of the nodes that *declare* the IRIs in ``values``: a Wikibase
+        property entity names its direct, statement and qualifier predicates (``wd:P36 rdfs:label
+        "capital" ; wikibase:directClaim wdt:P36``), which carry no name of their own."""
+        decl = ", ".join(sparql_iri(p) for p in DECLARING_PREDICATES)
+        preds = ", ".join(sparql_iri(p) for p in self.all_predicates)
+        return (f"SELECT ?s ?p ?l WHERE {{ VALUES ?s {{ {values} }} ?d ?decl ?s . FILTER(?decl IN ({decl})) "
+                f"?d ?p ?l FILTER(?p IN ({preds}) && isLiteral(?l)) }}")
+
     def to_manifest(self) -> list[str]:
         return list(self.extra)
 
@@ -159,7 +197,8 @@ class Naming:
 DEFAULT_NAMING = Naming()
 
 
-def naming_of(manifest: dict | None, extra: Sequence[str] = ()) -> Naming:
-    """The naming a KG folder records (``manifest.json``'s ``label_predicates``), plus ``extra``."""
+def naming_of(manifest: dict | None, extra: Sequence[str] = (), lang: str | None = None) -> Naming:
+    """The naming a KG folder records (``manifest.json``'s ``label_predicates`` and ``lang``), plus
+    ``extra``; ``lang`` (``--lang``) overrides the recorded language."""
     recorded = list((manifest or {}).get("label_predicates") or [])
-    return Naming.with_predicates([*extra, *recorded])
+    return Naming.with_predicates([*extra, *recorded], lang or (manifest or {}).get("lang"))

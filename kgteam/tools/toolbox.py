@@ -200,8 +200,11 @@ class Toolbox(Mapping[str, Tool]):
     """The tools one role may call, by name: ``await ctx.tools["neighbors"](iri, hops=2)``."""
 
     def __init__(self, tools: Mapping[str, Tool] | None = None, *, owner: str = "", installed: list[str] | None = None,
-                 reader: Any = None, bank: Any = None):
+                 reader: Any = None, bank: Any = None, profile: Any = None):
         self._tools = dict(tools or {})
+        # what the KG says about itself (kgteam.tools.profile.KGProfile; not a tool: read by the
+        # semantic layer for classes, typing and schema nodes); None: worked out from run_sparql
+        self.profile = profile
         # the KG's trained reader data (not a tool: no model calls it), passed on to every role's box
         self.reader = reader
         # the KG's example bank (a LazyBank; not a tool either): worked examples for model prompts
@@ -231,16 +234,16 @@ class Toolbox(Mapping[str, Tool]):
     def only(self, names: list[str] | tuple[str, ...], *, owner: str = "") -> Toolbox:
         """The subset granted to one role (unknown names are the team check's business)."""
         return Toolbox({n: self._tools[n] for n in names if n in self._tools}, owner=owner,
-                       installed=sorted(self._tools), reader=self.reader, bank=self.bank)
+                       installed=sorted(self._tools), reader=self.reader, bank=self.bank, profile=self.profile)
 
     def with_hook(self, hook: ToolHook | None) -> Toolbox:
         return Toolbox({n: t.with_hook(hook) for n, t in self._tools.items()}, owner=self.owner,
-                       installed=self._installed, reader=self.reader, bank=self.bank)
+                       installed=self._installed, reader=self.reader, bank=self.bank, profile=self.profile)
 
     def with_cache(self, cache: ToolCache | None) -> Toolbox:
         """These tools sharing one question's cache (only the ``cacheable`` ones use it)."""
         return Toolbox({n: t.with_cache(cache) for n, t in self._tools.items()}, owner=self.owner,
-                       installed=self._installed, reader=self.reader)
+                       installed=self._installed, reader=self.reader, bank=self.bank, profile=self.profile)
 
     def specs(self) -> list[dict[str, Any]]:
         """OpenAI ``tools=[...]`` for every tool in this box."""

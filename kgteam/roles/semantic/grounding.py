@@ -10,18 +10,18 @@ from kgteam.roles.semantic.paths import walked_back
 
 
 def grounded_by(triples: Sequence[EvidenceTriple], values: Sequence[AnswerValue],
-                matches: Sequence[RelationMatch]) -> bool:
-    """Grounded: the evidence reaches every answer, along relations the question's words named.
-
-    A step no word named is allowed only as the walk back of the step before it ("bridges that
-    share a builder": the builder relation, then the same relation in reverse).
-    """
+                matches: Sequence[RelationMatch] = ()) -> bool:
+    """Grounded: the KG's triples reach every answer. Whether the question's words named the
+    relations they walk is another matter, said apart (:func:`inferred_steps`): a right answer
+    along an unnamed relation is backed by the KG all the same."""
     if not triples or not values:
         return False
     ends = {t.object for t in triples} | {t.subject for t in triples}
-    if not all((v.iri or v.label) in ends for v in values[:25]):
-        return False
-    if not matches:
-        return True  # no scorer reading to compare with (a path the model chose outside the ranking)
+    return all((v.iri or v.label) in ends for v in values[:25])
+
+
+def inferred_steps(matches: Sequence[RelationMatch]) -> int:
+    """How many relations of the reading no word of the question named (the walk back of the step
+    before it, "bridges that share a builder", needs no word of its own)."""
     back = set(walked_back([(m.predicate, m.direction) for m in matches]))
-    return all(m.words or number in back for number, m in enumerate(matches, start=1))
+    return sum(1 for number, m in enumerate(matches, start=1) if not m.words and number not in back)

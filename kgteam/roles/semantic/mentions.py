@@ -107,7 +107,7 @@ async def spot_mentions(question: str, tools: Toolbox, *, max_ngram: int = 10, k
             try:
                 if not await _may_name(text, tools, k):
                     continue  # neither a name the KG knows nor one up to a typo: nothing to find
-                hits = await tools["search_entities"](text, k=k)
+                hits = await instance_hits(await tools["search_entities"](text, k=k), tools)
             except ToolError:
                 continue
             if any(is_exact_hit(h, text) for h in hits):
@@ -135,7 +135,8 @@ async def spot_mentions(question: str, tools: Toolbox, *, max_ngram: int = 10, k
         if covered[i] or i == 0 or len(head) < 3 or not head[:1].isupper() or not rest[:1].islower():
             continue
         try:
-            hits = await tools["search_entities"](head, k=k) if await _may_name(head, tools, k) else []
+            hits = await instance_hits(await tools["search_entities"](head, k=k), tools) \
+                if await _may_name(head, tools, k) else []
         except ToolError:
             continue
         if any(is_exact_hit(h, head) for h in hits):
@@ -168,7 +169,7 @@ async def spot_mentions(question: str, tools: Toolbox, *, max_ngram: int = 10, k
         if one == lower[i] or len(one) < 3:
             continue
         try:
-            hits = await tools["search_entities"](one, k=k)
+            hits = await instance_hits(await tools["search_entities"](one, k=k), tools)
         except ToolError:
             continue
         exact = [h for h in hits if is_exact_hit(h, one)]
@@ -177,6 +178,32 @@ async def spot_mentions(question: str, tools: Toolbox, *, max_ngram: int = 10, k
             found.append(Mention(token.text, i, i + 1, values, category=True))
             covered[i] = True
     return found
+
+
+async def instance_hits(hits: list[LabelHit], tools: Toolbox) -> list[LabelHit]:
+    """The hits that name instances: a schema node the KG carries (a Wikibase property entity named
+    "capital", a disambiguation page) names no topic, and a redirect page stands for its target
+    ("Edwin Aldrin" -> the page it redirects to). Read from the KG's profile when the toolbox has one."""
+    profile = getattr(tools, "profile", None)
+    if profile is None or not hits:
+        return hits
+    iris = [h.iri for h in hits]
+    try:
+        schema = await profile.schema_nodes(iris)
+        targets = await profile.redirect_targets(sorted(schema)) if schema else {}
+    except ToolError:
+        return hits
+    out: list[LabelHit] = []
+    seen: set[str] = set()
+    for h in hits:
+        if h.iri in schema and h.iri not in targets:
+            continue
+        iri = targets.get(h.iri, h.iri)
+        if iri in seen:
+            continue
+        seen.add(iri)
+        out.append(h if iri == h.iri else h.model_copy(update={"iri": iri}))
+    return out
 
 
 async def _may_name(text: str, tools: Toolbox, k: int) -> bool:

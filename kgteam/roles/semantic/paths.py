@@ -17,17 +17,20 @@ from kgteam.tools.iri import readable_name
 from kgteam.tools.naming import DEFAULT_NAMING
 from kgteam.tools.query_builder import compile_query, condition, group
 from kgteam.tools.types import ToolError
+from kgteam.tools.vocabulary import SCHEMA_PREDICATES
 
 if TYPE_CHECKING:
     from kgteam.tools.toolbox import Toolbox
 
-# predicates that name or type things: they say nothing about how two entities relate
+# predicates that name or type things, or describe the schema (subclasses, a Wikibase property's
+# declarations, redirects): they say nothing about how two instances relate
 NAMING_PREDICATES = frozenset({
     *DEFAULT_NAMING.all_predicates,  # names and aliases (kgteam.tools.naming)
     "http://www.w3.org/1999/02/22-rdf-syntax-ns#type",
     "http://www.w3.org/2002/07/owl#sameAs",
     "http://www.w3.org/2000/01/rdf-schema#comment",
     "http://schema.org/description",
+    *SCHEMA_PREDICATES,  # kgteam.tools.vocabulary
 })
 Direction = Literal["out", "in"]
 _FRONTIER_SAMPLE = 400
@@ -134,11 +137,25 @@ def reversal_filters(path: RelationPath) -> str:
     return " ".join(condition(c) for c in graph.where.filters)
 
 
+async def skipped_predicates(tools: Toolbox) -> frozenset[str]:
+    """What no path walks: naming and schema predicates, and the KG's own typing predicates
+    (Wikidata's "instance of" is its ``rdf:type``)."""
+    profile = getattr(tools, "profile", None)
+    if profile is None:
+        return NAMING_PREDICATES
+    try:
+        typing = await profile.typing()
+    except ToolError:
+        return NAMING_PREDICATES
+    return NAMING_PREDICATES | set(typing.type_predicates) | set(typing.subclass_predicates)
+
+
 async def first_hops(tools: Toolbox, entity: str) -> list[RelationPath]:
     schema = await tools["entity_schema"](entity)
+    skipped = await skipped_predicates(tools)
     out: list[RelationPath] = []
     for stat in [*schema.outgoing, *schema.incoming]:
-        if stat.predicate in NAMING_PREDICATES:
+        if stat.predicate in skipped:
             continue
         literal = stat.direction == "out" and bool(stat.value_types) and all(
             t.startswith("http://www.w3.org/2001/XMLSchema#") or t.endswith("#langString") for t in stat.value_types)
@@ -157,6 +174,7 @@ async def extend(tools: Toolbox, path: RelationPath) -> list[RelationPath]:
     inner = (f"{{ SELECT DISTINCT {end} WHERE {{ {chain_patterns(path.entity, path.steps)} "
              f"{reversal_filters(path)} FILTER(isIRI({end})) }} LIMIT {_FRONTIER_SAMPLE} }}")
     found: dict[str, tuple[PathStep, bool, int | None]] = {}
+    skipped = await skipped_predicates(tools)
     for direction, pattern in (("out", f"{end} ?p ?v ."), ("in", f"?v ?p {end} .")):
         q = (f"SELECT ?p (SAMPLE(isLiteral(?v)) AS ?lit) (COUNT(?v) AS ?n) WHERE {{ {inner} {pattern} }} "
              "GROUP BY ?p LIMIT 200")
@@ -166,7 +184,7 @@ async def extend(tools: Toolbox, path: RelationPath) -> list[RelationPath]:
             continue
         for row in res.rows:
             p = row.get("p")
-            if p is None or p.value in NAMING_PREDICATES:
+            if p is None or p.value in skipped:
                 continue
             lit = row.get("lit")
             literal = direction == "out" and lit is not None and lit.value in ("true", "1")

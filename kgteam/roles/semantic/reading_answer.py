@@ -40,7 +40,8 @@ def as_graph_reading(shaped: ShapedReading) -> GraphReading:
     return GraphReading(graph=shaped.graph, confidence=min(1.0, max(0.0, shaped.confidence)),
                         explanation=shaped.explanation, matches=shaped.matches, key=shaped.key,
                         evidence_graph=shaped.evidence_graph, guess_only=shaped.guess_only,
-                        kg_map=shaped.kg_map if 0.0 <= shaped.confidence <= 1.0 else None)
+                        kg_map=shaped.kg_map if 0.0 <= shaped.confidence <= 1.0 else None,
+                        inferred=shaped.inferred)
 
 
 async def read_graph(reader: ShapedReader, question: str, paths: RelationPaths, mentions: Sequence[Any],
@@ -113,8 +114,9 @@ def literal_text(term: dict[str, Any]) -> str:
 
 def reading_grounded(graph: QueryGraph | None, triples: list[EvidenceTriple], values: list[AnswerValue],
                      matches: list[RelationMatch]) -> bool:
-    """A count or a yes/no is grounded by the set it counted or checked, along named relations;
-    any other answer by triples that reach every value (``grounded_by``)."""
+    """A count or a yes/no is grounded by the set it counted or checked (its triples are the KG's);
+    any other answer by triples that reach every value (``grounded_by``). Relations no word named
+    are said apart (``ReadingSignals.unnamed``), not read as "made up"."""
     if graph is not None and (graph.form == "ask" or graph.aggregate is not None):
-        return bool(triples) and all(m.words for m in matches)
+        return bool(triples)
     return grounded_by(triples, values, matches)

@@ -36,7 +36,7 @@ NEGATORS = _words("not never no without none nobody nothing neither nor cannot")
 # "the number of X", "the count of X", "count the X": a count asked with a noun
 _COUNT_NOUNS = _words("number count")
 # gradable words whose superlative or comparative is read as ordering towards the low end
-_LOW_END = _words("low small short little few young early near close cheap thin narrow shallow "
+_LOW_END = _words("low small short little few young early near close cheap thin narrow shallow sparse "
                   "light slow weak poor bad least less fewer worst worse minimum min")
 # irregular comparatives / superlatives -> their base
 _IRREGULAR_SUPERLATIVE = {"best": "good", "worst": "bad", "most": "much", "least": "little",
@@ -108,6 +108,7 @@ class ShapeReading:
     kind_words: str | None = None
     order: Order | None = None
     order_words: str | None = None
+    superlative_word: str | None = None  # "the *highest* elevation": the adjective, when the noun orders
     comparison: Op | None = None
     number: str | None = None
     compared_noun: str | None = None  # what a comparison is about: "wear a *number* above 20"
@@ -189,6 +190,9 @@ def _superlative_base(word: str) -> str | None:
     return _undouble(base)
 
 
+superlative_base = _superlative_base  # what other readers ask of a word: is it a superlative, of what
+
+
 def _undouble(base: str) -> str:
     """"bigg" -> "big", "thinn" -> "thin"; "small", "tall" keep their double letter."""
     if len(base) > 2 and base[-1] == base[-2] and base[-1] in "bdgmnpt":
@@ -265,6 +269,7 @@ class _Reader:
         self.superlative = False
         self.order: Order | None = None
         self.order_words: str | None = None
+        self.superlative_word: str | None = None
         self.compared_noun: str | None = None
         self.comparison: Op | None = None
         self.number: str | None = None
@@ -372,6 +377,7 @@ class _Reader:
             if base is None:
                 continue
             self.superlative = True
+            self.superlative_word = w
             self.cues.add(i)
             self.order = _direction(base)
             if i > 0 and low[i - 1] in ORDINALS | {"the"}:
@@ -606,6 +612,7 @@ def read_shape(question: str, literals: Mapping[str, AnswerKindName] | None = No
         form=r.form, shape=shape, answer_kind=kind, kind_words=r.kind_words,
         order=r.order if r.superlative else None,
         order_words=r.order_words if (r.superlative or r.comparison is not None) else None,
+        superlative_word=r.superlative_word if r.superlative else None,
         comparison=r.comparison, number=r.number, negated=r.negated, conjunction=r.conjunction,
         compared_noun=r.compared_noun if r.comparison is not None else None,
         cue_positions=frozenset(r.cues - set(r.kind_positions)))

@@ -24,7 +24,7 @@ import contextlib
 import math
 import re
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
 from kgteam.protocols.evidence import RelationMatch
@@ -54,11 +54,29 @@ from kgteam.protocols.query_graph import (
     Triple,
     Var,
 )
-from kgteam.roles.semantic.paths import NAMING_PREDICATES, chain_graph
+from kgteam.roles.semantic.classes import (
+    ClassSet,
+    Link,
+    class_links,
+    class_spans,
+    link_confidence,
+    membership,
+    name_links,
+    narrowed,
+)
+from kgteam.roles.semantic.coverage import unread_words
+from kgteam.roles.semantic.paths import NAMING_PREDICATES, chain_graph, skipped_predicates
 from kgteam.roles.semantic.reader import reader_of
 from kgteam.roles.semantic.scoring import lexical_similarity
-from kgteam.roles.semantic.shape import ShapeReading, read_shape
-from kgteam.roles.semantic.text import normalise, singular, tokenize
+from kgteam.roles.semantic.shape import (
+    AUXILIARIES,
+    IMPERATIVES,
+    ShapeReading,
+    comparative_base,
+    read_shape,
+    superlative_base,
+)
+from kgteam.roles.semantic.text import STOPWORDS, WH_WORDS, normalise, singular, tokenize
 from kgteam.tools.iri import RDFS_LABEL, readable_name
 from kgteam.tools.query_builder import compile_query, group
 from kgteam.tools.types import ToolError
@@ -77,15 +95,29 @@ _DATE = re.compile(r"^-?\d{4}-\d{2}(-\d{2})?")
 # Closed-class English: gradable adjectives and the dimension each one measures. Ordering words
 # are matched against the KG's relation labels through both the adjective and its noun.
 DIMENSIONS: dict[str, tuple[str, ...]] = {
-    "high": ("height", "elevation", "altitude"), "tall": ("height",), "low": ("height", "elevation"),
-    "long": ("length",), "short": ("length",), "large": ("size", "area"), "big": ("size", "area"),
-    "small": ("size", "area"), "old": ("age",), "young": ("age",), "deep": ("depth",),
+    "high": ("height", "elevation", "altitude"), "tall": ("height",), "low": ("height", "elevation", "altitude"),
+    "long": ("length", "duration"), "short": ("length", "duration"),
+    "large": ("size", "area", "population"), "big": ("size", "area", "population"),
+    "small": ("size", "area", "population"), "little": ("size", "area", "population"),
+    "old": ("age",), "young": ("age",), "deep": ("depth",),
     "shallow": ("depth",), "wide": ("width",), "narrow": ("width",), "heavy": ("weight", "mass"),
     "light": ("weight", "mass"), "far": ("distance",), "near": ("distance",), "early": ("date", "year"),
     "late": ("date", "year"), "recent": ("date", "year"), "new": ("date", "year"), "populous": ("population",),
+    "populated": ("population",), "dense": ("density",), "sparse": ("density",),
     "expensive": ("cost", "price"), "cheap": ("cost", "price"), "fast": ("speed",), "slow": ("speed",),
     "rich": ("wealth",), "hot": ("temperature",), "cold": ("temperature",),
+    "size": ("size", "area", "population"),
 }
+# Nouns for people that a KG stores as one number ("how many *people* live in X", "the most *inhabitants*").
+PEOPLE_NOUNS = frozenset({"people", "inhabitants", "residents", "citizens", "persons", "population"})
+_QUANTITY_WORDS = frozenset({"most", "least", "fewest", "more", "less", "fewer"})
+# nouns that name a dimension by themselves ("the *size* of X")
+_DIMENSION_NOUNS = frozenset({"size"})
+# each later dimension noun counts this much less: "the biggest state" is its area before its population,
+# and the gap is small enough that the reading says it chose between two
+_DIMENSION_STEP = 0.04
+# words that may stand before the class a question opens with ("what are *all the* states")
+_LEAD_FILLER = frozenset({"the", "a", "an", "all", "me", "us", "of", "every", "each", "please", "there"})
 # adjectives whose order runs against a date: the oldest thing has the earliest date
 _FLIPPED: dict[str, Any] = {">": "<", "<": ">", ">=": "<=", "<=": ">=", "=": "=", "!=": "!="}
 _AGAINST_DATE = frozenset({"old", "young"})  # more age is an earlier date; "earliest" is not
@@ -104,6 +136,7 @@ class ShapedReading:
     guess_only: bool = False  # no reading fits the kind asked for: the best one is a guess
     kg_map: KGMapped | None = None  # ``confidence`` is one path's, through the KG's own map, unchanged
     join: bool = False  # the join of the question's two named entities (what a KG's join map calibrates)
+    inferred: bool = False  # a relation chosen by an adjective's dimensions (or a guessed link), not named
 
     @property
     def sparql(self) -> str:
@@ -191,23 +224,34 @@ class ShapedReader:
         self._labels: dict[str, str] = {}
         self._value_names: dict[str, str] = {}  # relation -> the predicate naming its values (year nodes)
         self._is_class: dict[str, bool] = {}
+        self._question = ""  # the question being read (its free words may name a link)
 
     async def read(self, question: str, paths: RelationPaths, mentions: Sequence[Any] = (),
                    shape: ShapeReading | None = None) -> ShapedReading | None:
         """The reading for a non-chain shape (or a chain whose kind the best path misses), or None
         when the plain chain reading stands. Named classes ("which *town*") constrain the answer;
         a class spotted as a mention is a kind, not a topic."""
-        if shape is None:
-            shape = read_shape(mask_mentions(question, mentions), literal_relations(paths))
-        kind = AnswerKind(kind=shape.answer_kind)
+        self._question = question
         classes = await self._class_iris({iri for m in mentions for iri in _mention_iris(m)})
         if classes:
             kept = [p for p in paths.paths if p.entity not in classes]
             paths = paths.model_copy(update={"paths": kept})
             mentions = [m for m in mentions if not set(_mention_iris(m)) & classes]
+            shape = None  # a class word is the answer's kind, not a name to mask
+        if shape is None:
+            shape = read_shape(mask_mentions(question, mentions), literal_relations(paths))
+        kind = AnswerKind(kind=shape.answer_kind)
         klass = await self._class_named(shape.kind_words) if shape.kind_words else None
+        if klass is None and shape.form == "select" and kind.kind == "entity":
+            klass, words = await self._leading_class(question, mentions)
+            if klass is not None:
+                shape = replace(shape, kind_words=words)
         if klass is not None and kind.kind == "entity":
             kind = AnswerKind(kind="entity", class_iri=klass, class_label=shape.kind_words)
+        if klass is not None and shape.form == "select":
+            anchored = await self._class_anchored(question, shape, paths, mentions, kind, klass)
+            if anchored is not None:
+                return anchored
         if not paths.paths:
             return None
         if shape.form == "ask":
@@ -236,6 +280,11 @@ class ShapedReader:
             joined = await self._intersection(paths, mentions, kind)
             if joined is not None:
                 return self._join_mapped(joined)
+        if kind.kind in ("number", "date") or (kind.kind == "entity" and klass is None
+                                               and _DIMENSION_NOUNS & {t.lower for t in tokenize(question)}):
+            measured = await self._measured(question, paths, kind if kind.kind != "entity" else AnswerKind(kind="number"))
+            if measured is not None:
+                return measured
         return await self._kind_checked(paths, kind, explicit=_explicit_kind(question, shape, klass))
 
     # ------------------------------------------------------------------ classes
@@ -258,8 +307,125 @@ class ShapedReader:
                 return [*spans, (i, i + len(words))]
         return spans
 
+    async def _class_anchored(self, question: str, shape: ShapeReading, paths: RelationPaths,
+                              mentions: Sequence[Any], kind: AnswerKind, klass: str) -> ShapedReading | None:
+        """A count, superlative, comparison or list over the members of the class the question
+        names, narrowed by its named entities: when no entity is named, or no path from one ends
+        in that class. None: the readings from the named entities stand."""
+        if shape.negated or shape.conjunction == "or":
+            return None
+        aggregate = shape.shape in ("count", "superlative", "comparative")
+        if paths.paths:
+            if not aggregate and kind.kind != "entity":
+                return None
+            members = AnswerKind(kind="entity", class_iri=klass, class_label=shape.kind_words)
+            found = await self._base_sets(paths, members) if aggregate else await self._fitting(paths, kind)
+            if found and (found[0].support >= 0.5 * CONFIDENCE_SUPPORT or not mentions):
+                return None  # the question's words name the relation to the set: the path stands
+        if shape.shape == "superlative" and not shape.order:
+            return None
+        if shape.shape == "comparative" and not (shape.comparison and shape.number):
+            return None
+        if not aggregate and kind.kind != "entity":
+            return None
+        cset = await self._class_set(question, shape, mentions, klass)
+        if cset is None:
+            return None
+        spans = [(c.start, c.end) for c in await class_spans(question, self.tools)]
+        unread = unread_words(question, mentions=mentions, shape=read_shape(question), matches=cset.matches,
+                              class_spans=spans)
+        tokens = {t.lower: t.text for t in tokenize(question)}
+        if any(tokens.get(w, w)[:1].isupper() for w in unread) or (unread and not aggregate and not mentions):
+            return None  # a name the KG does not know, or words no class set reads: not "every X"
+        if paths.paths and found and not await self._covers_more(cset, found[0]):
+            return None  # the path's set is the class's own: nothing to add
+        base = _BaseSet(cset.select(kind), cset.end, cset.confidence, cset.explanation, list(cset.matches), cset.key)
+        if shape.shape == "count":
+            return await self._count(paths, kind, klass, base_set=base)
+        if aggregate:
+            return await self._ordered(shape, paths, kind, klass, base_set=base)
+        return ShapedReading(cset.select(kind), cset.confidence, cset.explanation, list(cset.matches), cset.key)
+
+    async def _covers_more(self, cset: ClassSet, path: RankedPath) -> bool:
+        """Whether the class's members linked to the topic are more than the path reaches: "the
+        cities of X" are all of X's cities, not the one that is its capital."""
+        theirs = {v.get("value") for v in await self._answers(path)}
+        try:
+            mine = await self._run(cset.select(), limit=5000)
+        except ToolError:
+            return False
+        return len({r[cset.end.name]["value"] for r in mine if cset.end.name in r} - theirs) > 0
+
+    async def _class_set(self, question: str, shape: ShapeReading, mentions: Sequence[Any],
+                         klass: str) -> ClassSet | None:
+        """The class's members, narrowed by each named entity through the link the question's words
+        name (or, named by none, the one that reaches most members). A named entity no member
+        reaches leaves the set unsure: the question is about something the set does not cover."""
+        end = Var(name="x")
+        group_ = await membership(self.tools, end, klass)
+        label = (await self._names([klass])).get(klass, klass)
+        words = _free_words(question, shape, mentions)
+        skipped = await skipped_predicates(self.tools)
+        confidence, matches, topics, said = 1.0, [], [], []
+        for n, mention in enumerate(mentions[:2]):
+            found = None
+            for iri in _mention_iris(mention)[:2]:
+                links = await class_links(self.tools, group_, end, iri, skipped)
+                if links:
+                    found = (iri, await name_links(links, words, self.tools, self.similarity))
+                    break
+            if found is None:
+                confidence *= 0.3
+                said.append(f"nothing links it to {getattr(mention, 'text', '')!r}")
+                continue
+            iri, links = found
+            link = links[0]
+            group_ = narrowed(group_, end, iri, link, prefix=f"l{n}_")
+            confidence *= link_confidence(links)
+            topics.append(iri)
+            matches += [RelationMatch(predicate=p, direction=d, label=lab, words=link.words, strength=link.strength)
+                        for (p, d), lab in zip(link.steps, link.labels, strict=True)]
+            said.append(f"{' then '.join(link.labels)} {getattr(mention, 'text', '')}")
+        explanation = f"every {label}" + (f" ({'; '.join(said)})" if said else "")
+        key = "class|" + klass + "|" + "|".join(f"{p}:{d}" for m in matches for p, d in [(m.predicate, m.direction)])
+        return ClassSet(klass, label, group_, end, round(confidence, 4), explanation, matches, topics, key)
+
+    async def _leading_class(self, question: str, mentions: Sequence[Any]) -> tuple[str | None, str | None]:
+        """The class the question opens with when no kind word follows its wh-word ("what is *the
+        state* with the largest area", "give me *the cities* in X"): a class word with only question
+        words, auxiliaries and articles before it."""
+        spans = await class_spans(question, self.tools, skip=[(m.start, m.end) for m in mentions
+                                                               if hasattr(m, "start")])
+        if not spans:
+            return None, None
+        low = [t.lower for t in tokenize(question)]
+        first = spans[0]
+        if all(w in WH_WORDS or w in AUXILIARIES or w in IMPERATIVES or w in _LEAD_FILLER for w in low[: first.start]):
+            return first.klass, first.words
+        return None, None
+
+    async def _all_of_class(self, path: RankedPath, klass: str) -> bool:
+        """Whether every value the path reaches (of the first 50) is a member of ``klass``."""
+        values = [v for v in await self._answers(path) if v.get("type") == "uri"][:50]
+        return bool(values) and await self._members(values, klass) >= len(values)
+
+    async def _of_class(self, where: Group, end: Var, klass: str | None) -> Group:
+        """``where`` with ``end`` kept to members of ``klass`` (when the question names one): "the
+        largest *city* in X" orders X's cities, not the lakes in X too."""
+        if klass is None:
+            return where
+        member = await membership(self.tools, end, klass)
+        if all(t in where.triples for t in member.triples):
+            return where
+        return where.model_copy(update={"triples": [*where.triples, *member.triples],
+                                        "values": {**where.values, **member.values}})
+
     async def _class_iris(self, iris: set[str]) -> set[str]:
         """Which of ``iris`` are classes of the KG (something is typed with them)."""
+        profile = getattr(self.tools, "profile", None)
+        if profile is not None:
+            with contextlib.suppress(ToolError):
+                return await profile.declared_classes(sorted(iris))
         out: set[str] = set()
         for i in sorted(iris):
             if i not in self._is_class:
@@ -275,6 +441,13 @@ class ShapedReader:
 
     async def _class_named(self, words: str) -> str | None:
         """The KG class whose name is the kind words (singular or plural), if the KG has one."""
+        profile = getattr(self.tools, "profile", None)
+        if profile is not None:
+            with contextlib.suppress(ToolError):
+                for form in dict.fromkeys([words, words.split()[-1]]):
+                    named = await profile.classes_named(form)
+                    if named:
+                        return named[0]
         forms = list(dict.fromkeys([words, singular(words), words.split()[-1], singular(words.split()[-1])]))
         for form in forms:
             try:
@@ -292,8 +465,9 @@ class ShapedReader:
         if not iris:
             return 0
         x = Var(name="x")
-        g = QueryGraph(answer=[x], where=Group(values={"x": [Iri(iri=i) for i in iris]},
-                                               triples=[Triple(subject=x, predicate=Iri(iri=RDF_TYPE), object=Iri(iri=klass))]))
+        member = await membership(self.tools, x, klass)
+        g = QueryGraph(answer=[x], where=member.model_copy(update={"values": {**member.values,
+                                                                                "x": [Iri(iri=i) for i in iris]}}))
         try:
             return len(await self._run(g))
         except ToolError:
@@ -374,6 +548,31 @@ class ShapedReader:
         return out
 
     # ------------------------------------------------------------------ shapes
+    async def _measured(self, question: str, paths: RelationPaths, kind: AnswerKind) -> ShapedReading | None:
+        """"How big is X", "how many people live in X": a measure no relation label names, read as
+        the entity's numeric relation the adjective's dimensions name (big: size, area, population;
+        people: population), with a confidence that says how close the next dimension came. None
+        when the question names the relation itself or says no measure."""
+        said, words = measure_weights(question)
+        if not words or not paths.paths:
+            return None
+        fitting = [p for p in await self._fitting(paths, kind) if p.hops == 1 and _literal_valued(p)]
+        if not fitting or fitting[0].support >= 0.5 * CONFIDENCE_SUPPORT:
+            return None  # a relation the question names stands
+        entity = fitting[0].entity
+        own = {p.steps[-1].predicate: p for p in fitting if p.entity == entity}
+        relations = [(pred, p.steps[-1].label, kind.kind) for pred, p in own.items()]
+        rel, conf = await self._pick_relation(words, relations)
+        if rel is None or conf <= 0.0:
+            return None
+        chosen = own[rel[0]]
+        triples, end = chain_group(chosen)
+        match = chosen.steps[-1].model_copy(update={"words": said, "strength": conf})
+        return ShapedReading(select_graph(triples, end, topics=[chosen.entity], kind=kind), conf,
+                             f"{chosen.steps[-1].label} of {chosen.mention}, the measure {said!r} names "
+                             f"(inferred from the adjective's dimensions, not named by the question)",
+                             [match], chosen.key + "|measure", inferred=True)
+
     async def _kind_checked(self, paths: RelationPaths, kind: AnswerKind, *, explicit: bool) -> ShapedReading | None:
         """The chain reading when the best path's values fit the kind; else the best fitting path,
         with a confidence among fitting rivals only; with none fitting, the best path as a guess.
@@ -396,10 +595,18 @@ class ShapedReader:
                              list(chosen.steps), chosen.key, kg_map=kg_map)
 
     async def _count(self, paths: RelationPaths, kind: AnswerKind, klass: str | None,
-                     mentions: Sequence[Any] | None = None) -> ShapedReading | None:
+                     mentions: Sequence[Any] | None = None, *, base_set: _BaseSet | None = None
+                     ) -> ShapedReading | None:
         """How many: the best entity-valued path's end set (of the class counted, when the KG has
         it), counted; a numeric literal the best path ends in answers as itself. With two topics
-        ("how many *forwards* play for England") the set is what both reach."""
+        ("how many *forwards* play for England") the set is what both reach; ``base_set``: a
+        class's members ("how many states are there")."""
+        if base_set is not None:
+            graph = base_set.graph.model_copy(update={
+                "answer": [], "aggregate": Aggregate(function="count", var=base_set.end),
+                "expected": AnswerKind(kind="number")})
+            return ShapedReading(graph, base_set.confidence, f"count of: {base_set.explanation}", base_set.steps,
+                                 base_set.key + "|count", evidence_graph=base_set.graph)
         if mentions is not None:
             joined = await self._joined(paths, mentions, kind)
             if joined is None:
@@ -422,6 +629,8 @@ class ShapedReader:
         chosen = sets[0]
         triples, end = chain_group(chosen)
         base = select_graph(triples, end, topics=[chosen.entity], kind=kind)
+        if kind.class_iri and not await self._all_of_class(chosen, kind.class_iri):
+            base.where = await self._of_class(base.where, end, kind.class_iri)
         graph = base.model_copy(update={"answer": [], "aggregate": Aggregate(function="count", var=end),
                                         "expected": AnswerKind(kind="number")})
         conf, kg_map = await self._set_confidence(chosen, sets, kind)
@@ -506,7 +715,7 @@ class ShapedReader:
             out.append((p, plabels.get(p) or p, style))
         return out
 
-    async def _pick_relation(self, words: Sequence[str], relations: list[tuple[str, str, str]]
+    async def _pick_relation(self, words: Sequence[str] | dict[str, float], relations: list[tuple[str, str, str]]
                              ) -> tuple[tuple[str, str, str] | None, float]:
         """The relation the ordering words name best, and how sure (softmax margin); one candidate is sure."""
         if not relations:
@@ -514,32 +723,43 @@ class ShapedReader:
         if len(relations) == 1:
             return relations[0], 0.9
         labels = [_readable(r[1]) for r in relations]
-        units = [w for w in words if w]
+        weights = words if isinstance(words, dict) else {w: 1.0 for w in words}
+        units = [w for w in weights if w]
         if not units:
             return relations[0], 0.3
         sims = [[lexical_similarity(u, lab) for lab in labels] for u in units]
-        if self.similarity is not None:
-            dense = await self.similarity(units, labels)
-            sims = [[max(a, b) for a, b in zip(lr, dr, strict=True)] for lr, dr in zip(sims, dense, strict=True)]
-        best_per = [max(sims[i][j] for i in range(len(units))) for j in range(len(labels))]
+        # an adjective whose dimensions are known is matched by its words only: by meaning,
+        # "smallest" is as near "lowest elevation" as "area" (its dimension nouns carry the meaning)
+        nouns = [i for i, u in enumerate(units) if not _adjectival(u)]
+        if self.similarity is not None and nouns:
+            dense = await self.similarity([units[i] for i in nouns], labels)
+            for row, i in zip(dense, nouns, strict=True):
+                sims[i] = [max(a, b) for a, b in zip(sims[i], row, strict=True)]
+        # the best word's match, and a little for each further word the label holds ("highest
+        # elevation" over "lowest elevation" for "the highest elevation")
+        best_per = [max(sims[i][j] * weights[units[i]] for i in range(len(units)))
+                    + 0.05 * max(0, sum(1 for i in range(len(units)) if sims[i][j] >= 0.8) - 1)
+                    for j in range(len(labels))]
         order = sorted(range(len(labels)), key=lambda j: -best_per[j])
         top = order[0]
         z = sum(math.exp((best_per[j] - best_per[top]) / 0.1) for j in order)
         return relations[top], round(1.0 / z if best_per[top] > 0.2 else 0.0, 4)
 
     async def _ordered(self, shape: ShapeReading, paths: RelationPaths, kind: AnswerKind,
-                       klass: str | None, mentions: Sequence[Any] | None = None) -> ShapedReading | None:
+                       klass: str | None, mentions: Sequence[Any] | None = None, *,
+                       base_set: _BaseSet | None = None) -> ShapedReading | None:
         """A superlative (order by a literal relation, ties kept) or a comparison (filter by it)
-        over the best base set (with two topics, what both reach). The ordering relation is the
-        literal step of a ranked path over that set when the question's words named it, else the
-        set's literal relation the ordering words name best."""
+        over the best base set (with two topics, what both reach; ``base_set``: a class's members).
+        The ordering relation is the literal step of a ranked path over that set when the
+        question's words named it, else the set's literal relation the ordering words name best."""
         named = None
-        if mentions is not None:
+        base_path: RankedPath | None = None
+        if base_set is None and mentions is not None:
             joined = await self._joined(paths, mentions, kind)
             if joined is None:
                 return None
             base_set = joined
-        else:
+        elif base_set is None:
             sets = await self._base_sets(paths, kind)
             if not sets:
                 return None
@@ -553,10 +773,23 @@ class ShapedReader:
                         and await self._value_like(p):
                     named = p
                     break
-        triples, end, topics = list(base_set.graph.where.triples), base_set.end, base_set.graph.topics
-        base = Group(triples=triples, filters=_not_topic(end, topics))
+        counted = await self._class_named(shape.order_words) \
+            if shape.order_words and shape.order_words != shape.superlative_word else None
+        if counted is not None:
+            if shape.shape == "superlative" and shape.superlative_word in ("most", "least", "fewest"):
+                return await self._count_ordered(shape, base_set, kind, counted)  # "borders the most *states*"
+            return None  # "the state with the largest *city*": a thing to find first, not a value to order by
+        end, topics = base_set.end, base_set.graph.topics
+        base = base_set.graph.where.model_copy(deep=True)
+        if base_path is not None and kind.class_iri and not await self._all_of_class(base_path, kind.class_iri):
+            base = await self._of_class(base, end, kind.class_iri)
+        base.filters = [*base.filters, *(f for f in _not_topic(end, topics) if f not in base.filters)]
+        triples = list(base.triples)
         relations = await self._ordering_relations(base, end)
-        words = _ordering_words(shape)
+        said = shape.order_words or ""
+        if shape.superlative_word and shape.superlative_word not in said.split():
+            said = f"{shape.superlative_word} {said}"  # "the *highest* elevation": highest, not lowest
+        words = ordering_weights(said)
         if named is not None and any(r[0] == named.steps[-1].predicate for r in relations):
             rel = next(r for r in relations if r[0] == named.steps[-1].predicate)
             rel_conf = 0.95
@@ -570,6 +803,9 @@ class ShapedReader:
         base_conf = base_set.confidence
         match = RelationMatch(predicate=pred, label=label, words=shape.order_words or None, strength=rel_conf)
         conf = round(base_conf * rel_conf, 4)
+        # "the biggest state": area, by what "big" measures; "the largest *area*": named
+        explicit = [w for w in (shape.order_words or "").split() if not _adjectival(w)]
+        inferred = named is None and not any(lexical_similarity(w, _readable(label)) >= 0.8 for w in explicit)
         if shape.shape == "comparative":
             number = (shape.number or "").replace(",", "")
             if not _NUMBER.match(number):
@@ -577,23 +813,81 @@ class ShapedReader:
             op = shape.comparison or ">"
             if style in ("date", "named") and _against_date(shape) and _date_like(style, label):
                 op = _FLIPPED[op]  # "older than 1930" on a year: before it
-            where = Group(triples=[*triples, *extra], filters=[
-                *base.filters, Compare(left=key, op=op, right=Lit(value=number, datatype=XSD + "decimal"))])
+            where = base.model_copy(update={"triples": [*triples, *extra], "filters": [
+                *base.filters, Compare(left=key, op=op, right=Lit(value=number, datatype=XSD + "decimal"))]})
             graph = QueryGraph(answer=[end], where=where, expected=kind, topics=list(topics))
             return ShapedReading(graph, conf, f"{label} {op} {number} among: {base_set.explanation}",
                                  [*base_set.steps, match], base_set.key + f"|{op}{number}",
-                                 evidence_graph=QueryGraph(answer=[end, value], where=where))
+                                 evidence_graph=QueryGraph(answer=[end, value], where=where), inferred=inferred)
         descending = shape.order == "max"
         if style in ("date", "named") and _against_date(shape) and _date_like(style, label):
             descending = not descending
-        where = Group(triples=[*triples, *extra], filters=base.filters)
+        where = base.model_copy(update={"triples": [*triples, *extra]})
         order = [OrderKey(expr=key, descending=descending)]
         graph = QueryGraph(answer=[end, value], where=where, order=order, limit=1, ties=True, expected=kind,
                            topics=list(topics))
         evidence = QueryGraph(answer=[end, value], where=where, order=order, limit=50, expected=kind)
         return ShapedReading(graph, conf, f"{'highest' if descending else 'lowest'} {label} among: "
                              f"{base_set.explanation}", [*base_set.steps, match], base_set.key + f"|order|{pred}",
-                             evidence_graph=evidence)
+                             evidence_graph=evidence, inferred=inferred)
+
+    async def _count_ordered(self, shape: ShapeReading, base_set: _BaseSet, kind: AnswerKind,
+                             counted: str) -> ShapedReading | None:
+        """"The state that borders the most states", "the river that runs through the fewest
+        states": the set's members ordered by how many members of the counted class each is linked
+        to (none counts as 0), through the link the question's words name (else the one most of
+        them have), ties kept."""
+        end = base_set.end
+        base = base_set.graph.where.model_copy(deep=True)
+        other = Var(name="y")
+        members = await membership(self.tools, other, counted)
+        links = await self._class_to_class(base, end, members, other)
+        if not links:
+            return None
+        said = set((shape.order_words or "").split())
+        words = [w for w in _free_words(self._question, shape, []) if w not in said]
+        links = await name_links(links, words, self.tools, self.similarity)
+        link = links[0]
+        (pred, direction), = link.steps
+        step = Triple(subject=end, predicate=Iri(iri=pred), object=other) if direction == "out" \
+            else Triple(subject=other, predicate=Iri(iri=pred), object=end)
+        n = Var(name="n")
+        optional = members.model_copy(update={"triples": [step, *members.triples]})
+        counts = QueryGraph(answer=[end], where=base.model_copy(update={"optional": [*base.optional, optional]}),
+                            aggregate=Aggregate(function="count", var=other, alias="n"), group_by=[end])
+        descending = shape.superlative_word == "most"
+        graph = QueryGraph(answer=[end, n], where=Group(subqueries=[counts]),
+                           order=[OrderKey(expr=n, descending=descending)], limit=1, ties=True, expected=kind,
+                           topics=list(base_set.graph.topics))
+        label = (await self._names([counted])).get(counted, counted)
+        match = RelationMatch(predicate=pred, direction=direction, label=link.labels[0], words=link.words,
+                              strength=link.strength)
+        conf = round(base_set.confidence * link_confidence(links), 4)
+        return ShapedReading(graph, conf, f"{'most' if descending else 'fewest'} {label} by {link.labels[0]} "
+                             f"among: {base_set.explanation}", [*base_set.steps, match],
+                             base_set.key + f"|count-order|{pred}", evidence_graph=graph.model_copy(
+                                 update={"limit": 50, "ties": False}))
+
+    async def _class_to_class(self, base: Group, end: Var, members: Group, other: Var) -> list[Link]:
+        """The one-hop relations between the set's members and the counted class's, most used first."""
+        inner = f"{{ SELECT DISTINCT ?{end.name} WHERE {{ {group(base)} }} LIMIT 500 }}"
+        skipped = await skipped_predicates(self.tools)
+        q = (f"SELECT ?p ?d (COUNT(DISTINCT ?{end.name}) AS ?c) WHERE {{ {inner} {group(members)} "
+             f"{{ ?{end.name} ?p ?{other.name} BIND(\"out\" AS ?d) }} UNION "
+             f"{{ ?{other.name} ?p ?{end.name} BIND(\"in\" AS ?d) }} FILTER(?{end.name} != ?{other.name}) }} "
+             f"GROUP BY ?p ?d")
+        try:
+            res = await self.tools["run_sparql"](q, limit=200)
+        except ToolError:
+            return []
+        out = [Link(((r["p"].value, r["d"].value),), int(float(r["c"].value))) for r in res.rows
+               if "p" in r and "d" in r and "c" in r and r["p"].value not in skipped and r["d"].value in ("out", "in")]
+        # a relation the data holds both ways alike ("borders") is one link, not two rivals
+        both = {k.steps[0][0] for k in out if k.steps[0][1] == "in"}
+        out = [k for k in out if not (k.steps[0][1] == "in" and k.steps[0][0] in both
+                                      and any(o.steps[0] == (k.steps[0][0], "out") and o.members == k.members
+                                              for o in out))]
+        return sorted(out, key=lambda k: -k.members)
 
     def _joinable(self, shape: ShapeReading, paths: RelationPaths, mentions: Sequence[Any]) -> Sequence[Any] | None:
         """The mentions, when the counted or ordered set is what two topics both reach; else None."""
@@ -873,6 +1167,18 @@ def _with_prefixes(paths: list[RankedPath]) -> list[RankedPath]:
     return list(out.values())
 
 
+def _free_words(question: str, shape: ShapeReading, mentions: Sequence[Any]) -> list[str]:
+    """The question's content words that are none of its names, shape cues or kind words: what may
+    name how a class's members reach a named entity ("the rivers that *flow through* X")."""
+    tokens = tokenize(question)
+    taken = set(shape.cue_positions)
+    for m in mentions:
+        taken.update(range(getattr(m, "start", 0), getattr(m, "end", 0)))
+    kind = set(normalise(shape.kind_words or "").split())
+    return [t.lower for i, t in enumerate(tokens) if i not in taken and t.lower not in STOPWORDS
+            and t.lower not in WH_WORDS and t.lower not in kind and t.lower.isalpha()]
+
+
 def _names_other(path: RankedPath, mention: str) -> bool:
     """A path whose relation words are the other topic's name reads that name as a relation."""
     other = set(normalise(mention).split())
@@ -965,14 +1271,61 @@ def _stem(word: str) -> str:
     return w
 
 
-def _ordering_words(shape: ShapeReading) -> list[str]:
-    """The ordering words, their adjective stem and the dimension nouns the stem names."""
-    words = (shape.order_words or "").split()
-    out: list[str] = []
+def _adjective_base(word: str) -> str:
+    """The adjective a gradable word is made of ("smallest" -> small, "largest" -> large, "higher"
+    -> high), as far as its dimensions are known; else the word's stem."""
+    for base in (superlative_base(word), comparative_base(word), _stem(word)):
+        if base is None:
+            continue
+        for form in (base, base + "e"):
+            if form in DIMENSIONS:
+                return form
+    return _stem(word)
+
+
+def _adjectival(word: str) -> bool:
+    """A gradable adjective (or its -er/-est form) whose dimension nouns are known."""
+    if word in _DIMENSION_NOUNS:
+        return False
+    return word in DIMENSIONS or _adjective_base(word) in DIMENSIONS
+
+
+def measure_weights(question: str) -> tuple[str, dict[str, float]]:
+    """The dimension words of a measure question: the adjective after "how" ("how *big* is X"), a
+    noun for people ("how many *people* live in X"), or a dimension noun ("the *size* of X")."""
+    low = [t.lower for t in tokenize(question)]
+    said: list[str] = []
+    for i, w in enumerate(low[:-1]):
+        if w == "how" and low[i + 1] not in ("many", "much", "often") and low[i + 1] not in STOPWORDS:
+            said.append(low[i + 1])
+    said += [w for w in low if w in PEOPLE_NOUNS or (w in DIMENSIONS and w not in said and w in _DIMENSION_NOUNS)]
+    text = " ".join(dict.fromkeys(said))
+    return text, ordering_weights(text)
+
+
+def ordering_weights(text: str) -> dict[str, float]:
+    """The ordering words, their adjective stem and the dimension nouns the stem names, each with
+    how much a match counts: the words themselves fully (a noun before the head noun a little
+    less: "population *density*"), each later dimension a little less (a "big" state is first its
+    area, then its population); nouns for people name a population."""
+    out: dict[str, float] = {}
+    words = text.lower().split()
+    for n, w in enumerate(words):
+        modifier = n < len(words) - 1 and not _adjectival(w) and w not in DIMENSIONS
+        out[w] = max(out.get(w, 0.0), 0.9 if modifier else 1.0)
+        if not modifier:
+            out.setdefault(_adjective_base(w), 1.0)
+    # a noun said outright ("the largest *area*") names the attribute; the adjective's dimensions
+    # then only break ties
+    said_noun = any(not _adjectival(w) and w not in _QUANTITY_WORDS for w in words)
     for w in words:
-        stem = _stem(w)
-        out += [w, stem, *DIMENSIONS.get(stem, ())]
-    return list(dict.fromkeys(out))
+        base = _adjective_base(w)
+        people = w in PEOPLE_NOUNS or base in PEOPLE_NOUNS
+        dims = ("population",) if people else DIMENSIONS.get(base, ())
+        scale = 0.85 if said_noun and not people and _adjectival(w) else 1.0
+        for rank, dim in enumerate(dims):
+            out.setdefault(dim, round(scale * (1.0 - _DIMENSION_STEP * rank), 4))
+    return out
 
 
 def _against_date(shape: ShapeReading) -> bool:

@@ -10,7 +10,7 @@ marked ``grounded=False``.
 from __future__ import annotations
 
 import re
-from typing import ClassVar
+from typing import Any, ClassVar
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -26,6 +26,7 @@ from kgteam.protocols.payloads import (
     QueryCandidates,
     QueryResult,
     Question,
+    ReadingSignals,
     RelationPaths,
     RetryHint,
     RetryPhase,
@@ -38,6 +39,8 @@ from kgteam.roles.choice import fallback_keys, produce
 from kgteam.roles.contract import handles
 from kgteam.roles.lineage import Lineage
 from kgteam.roles.semantic.graph_evidence import graph_evidence
+from kgteam.roles.semantic.grounding import inferred_steps
+from kgteam.roles.semantic.prior import shipped_prior
 from kgteam.roles.semantic.reader import chain_convention
 from kgteam.roles.semantic.reading_answer import first_column, label_answer, reading_grounded
 from kgteam.roles.triad.templates import Chain, TemplateError, build_query, from_query, parse_chain
@@ -56,6 +59,8 @@ class AdvisorSettings(BaseModel):
     own_knowledge: bool = Field(True, description="after the retries, answer from the model's own knowledge")
     min_confidence: float = Field(0.5, ge=0.0, le=1.0, description="below this the answer is 'I don't know' and "
                                   "the best candidate is kept as a guess (calibrated in docs/benchmarks.md)")
+    reading_prior: bool = Field(True, description="turn a semantic reading's score into a probability with the "
+                                "shipped reading prior (what it left unread, its shape, ...); off: the score as it is")
 
 
 class PhrasedAnswer(BaseModel):
@@ -110,6 +115,10 @@ class Advisor(Role[AdvisorSettings]):
         answer_values = await label_answer(ctx.tools, terms, triples)
         names = [a.label for a in answer_values]
         matches, confidence, kg_map = self._reading(lineage)
+        signals = _signals(lineage, matches, confidence, len(answer_values))
+        prior = shipped_prior() if self.settings.reading_prior else None
+        if signals is not None and prior is not None and kg_map is None:
+            confidence = prior.probability(signals)  # the KG's own map, where it has one, stands
         evidence = Evidence(matches=matches, triples=triples,
                             queries=[EvidenceQuery(sparql=result.sparql, row_count=len(result.rows))])
         if own_entity_only(result.sparql, answer_values) and turns_at_a_shared_node(matches):
@@ -127,7 +136,7 @@ class Advisor(Role[AdvisorSettings]):
                                f"Best guess: {answer_list(names, 5)}.",
                           status="unknown", grounded=False, confidence=confidence, guess=answer_values,
                           evidence=evidence, fallbacks=fallback_keys(getattr(ctx.trace, "events", [])),
-                          **mapped_by(kg_map))
+                          signals=signals, **mapped_by(kg_map))
         text = answer_list(names, self.settings.max_listed)
         if phrase and names:
             said = [*(m.label for m in matches), *(lab for t in triples for lab in
@@ -137,7 +146,7 @@ class Advisor(Role[AdvisorSettings]):
                       grounded=_grounded(lineage, triples, answer_values, matches),
                       confidence=confidence if confidence is not None else self._filling_score(lineage),
                       evidence=evidence, fallbacks=fallback_keys(getattr(ctx.trace, "events", [])),
-                      **mapped_by(kg_map if confidence is not None else None))
+                      signals=signals, **mapped_by(kg_map if confidence is not None else None))
 
     @staticmethod
     def _reading(lineage: Lineage) -> tuple[list[RelationMatch], float | None, KGMapped | None]:
@@ -300,6 +309,22 @@ class Advisor(Role[AdvisorSettings]):
                               fallbacks=fallback_keys(getattr(ctx.trace, "events", [])))
         return Answer(text="I don't know: the knowledge graph returned nothing for this question.",
                       status="unknown", grounded=False, fallbacks=fallbacks)
+
+
+def _signals(lineage: Lineage, matches: list[Any], confidence: float | None, values: int) -> ReadingSignals | None:
+    """What the semantic reading behind the answer knows about itself (None: no scored reading)."""
+    if confidence is None:
+        return None
+    reading = ran_reading(lineage)
+    unnamed = inferred_steps(matches)
+    if reading is not None:
+        return ReadingSignals(score=confidence, shape=reading.graph.shape, unread=list(reading.unread),
+                              unnamed=unnamed, steps=len(matches), described=reading.described,
+                              inferred=reading.inferred, values=values)
+    paths = lineage.ancestor(RelationPaths)
+    return ReadingSignals(score=confidence, shape="path", unread=list(paths.unread) if paths else [],
+                          unnamed=unnamed, steps=len(matches), described=bool(paths and paths.described),
+                          values=values)
 
 
 def ran_reading(lineage: Lineage) -> GraphReading | None:

@@ -35,6 +35,9 @@ from kgteam.roles.choice import produce
 from kgteam.roles.contract import handles
 from kgteam.roles.fewshot import worked_examples
 from kgteam.roles.semantic import Mention, SemanticLayer, SemanticSettings, spot_mentions
+from kgteam.roles.semantic.classes import class_spans
+from kgteam.roles.semantic.coverage import unread_words
+from kgteam.roles.semantic.nested import nested_topic, with_topic
 from kgteam.roles.semantic.reading_answer import read_graph
 from kgteam.roles.semantic.shape import ShapeReading, read_shape
 from kgteam.roles.semantic.shaped import ShapedReader, literal_relations, mask_mentions, not_shape_words
@@ -43,6 +46,7 @@ from kgteam.roles.semantic.text import normalise
 from kgteam.roles.triad.graph_filling import answer_type, chain_of, question_problem, seen_shape
 from kgteam.roles.triad.parsing import ParsePlan, plan_from_paths
 from kgteam.roles.triad.templates import TemplateError, chain_template
+from kgteam.tools.types import ToolError
 
 
 class GeneralistSettings(BaseModel):
@@ -82,19 +86,37 @@ class Generalist(Role[GeneralistSettings]):
         paths = ctx.ancestor(RelationPaths)
         mentions = await spot_mentions(question, ctx.tools) if question.strip() else []
         kind_spans: list[tuple[int, int]] = []
+        topic = None
         if self.settings.shapes and question.strip():
             shape = read_shape(question)
             mentions = not_shape_words(mentions, shape)  # "after 2005": a comparison, not the film "2005"
+            if hint.hops is None and hint.k is None:
+                # "the capital of the largest state": the described entity is the topic
+                topic = await nested_topic(question, ctx.tools, team_similarity(ctx.tools), self.settings.semantic)
+                if topic is not None:
+                    mentions = with_topic(mentions, topic)
+                    ctx.trace.record("nested_topic", role=self.instance_name, phrase=topic.mention.text,
+                                     reading=topic.explanation, confidence=topic.confidence)
             kind_spans = await ShapedReader(ctx.tools).class_word_spans(question, read_shape(
                 mask_mentions(question, mentions)))
         if paths is None:
             layer = SemanticLayer(ctx.tools, team_similarity(ctx.tools), self.settings.semantic)
             paths = await layer.rank(question, mentions, exclude=kind_spans)
+            if topic is not None:
+                paths.certainty, paths.described = topic.confidence, True
+                paths.confidence, paths.kg_map = round(paths.confidence * topic.confidence, 4), None
             ctx.trace.record("paths", role=self.instance_name, mention=paths.mention, confidence=paths.confidence,
                              best=paths.best.explain() if paths.best else None)
         det = plan_from_paths(paths, mentions, force_hops=hint.hops, max_hops=self.settings.max_hops)
         plan = det
         reading = await self._graph_reading(question, paths, mentions, hint, ctx)
+        if reading is not None and topic is not None and any(t in reading.graph.topics
+                                                             for t in topic.mention.exact_iris()):
+            reading = reading.model_copy(update={
+                "confidence": round(reading.confidence * topic.confidence, 4), "kg_map": None, "described": True,
+                "explanation": f"{reading.explanation}; where {topic.explanation}"})
+        if self.settings.shapes and question.strip() and hint.hops is None and hint.k is None:
+            reading = await self._note_unread(question, mentions, paths, reading, ctx)
         drawn: GraphTemplate | None = None
         # the model writes a template when there is one to write (with no model, a shaped reading
         # stands without asking, as it always did)
@@ -124,6 +146,26 @@ class Generalist(Role[GeneralistSettings]):
             SparqlTemplate(template=template, entity_placeholders=["E0"],
                            relation_placeholders=[f"R{i}" for i in range(plan.hops)], graph=drawn),
         ]
+
+    async def _note_unread(self, question: str, mentions: list[Mention], paths: RelationPaths,
+                           reading: GraphReading | None, ctx: RoleContext) -> GraphReading | None:
+        """Note the question's content words the reading left unread (``semantic.coverage``): the
+        reading prior lowers the confidence by them, and the answer says which they were."""
+        try:
+            spans = [(c.start, c.end) for c in await class_spans(question, ctx.tools)]
+        except ToolError:
+            spans = []
+        matches = reading.matches if reading is not None else (paths.best.steps if paths.best else [])
+        unread = unread_words(question, mentions=mentions, shape=read_shape(question), matches=matches,
+                              class_spans=spans, said=[reading.explanation] if reading is not None else [])
+        if not unread:
+            return reading
+        ctx.trace.record("unread", role=self.instance_name, words=unread)
+        paths.unread = unread
+        if reading is None:
+            return None
+        return reading.model_copy(update={"unread": unread, "explanation": f"{reading.explanation}; words not "
+                                                                            f"read: {', '.join(unread)}"})
 
     async def _graph_reading(self, question: str, paths: RelationPaths, mentions: list[Mention], hint: RetryHint,
                              ctx: RoleContext) -> GraphReading | None:

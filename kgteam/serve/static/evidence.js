@@ -160,6 +160,12 @@ export function renderAnswer(answer) {
   if (typeof answer.grounded === "boolean") {
     pair("grounded", answer.grounded ? "grounded in the KG" : "not grounded", answer.grounded ? "grounded-yes" : "grounded-no");
   }
+  const signals = answer.signals;
+  if (answer.grounded && signals && (signals.unnamed > 0 || signals.inferred)) {
+    // the triples are the KG's; which relation the question meant was inferred
+    pair("relation", "inferred, not named by the question", "inferred");
+  }
+  if (signals && Array.isArray(signals.unread) && signals.unread.length) pair("words not read", signals.unread.join(", "), "unread");
   if (typeof answer.confidence === "number") pair("confidence", answer.confidence.toFixed(2));
   if (answer.calibration) {
     // which map made the confidence (the KG's own examples, or the playbook's shipped map) and the score it read

@@ -68,10 +68,11 @@ from kgteam.tools.loading.text_readers import (
     read_metaqa,
     read_tsv,
 )
-from kgteam.tools.naming import DEFAULT_NAMING, Naming
+from kgteam.tools.naming import DEFAULT_NAMING, Naming, lang_rank
 from kgteam.tools.vectors.met_facts import MetFacts
 from kgteam.tools.vectors.policy import AUTO_TRIPLES_MAX_FACTS, VECTORS_MODES, VectorsMode, wants_triples
 from kgteam.tools.vectors.stream import DEFAULT_MEMORY_MB
+from kgteam.tools.vocabulary import DECLARING_PREDICATES
 
 METAQA_BASE_IRI = "http://example.org/metaqa/"
 _REPORT_EVERY = 1 << 14  # triples between progress events
@@ -99,12 +100,17 @@ class _Collected:
     prefixes: dict[str, str] = field(default_factory=dict)  # the RDF files' own @prefix names
     naming: Naming = DEFAULT_NAMING
     rdf_labels: LabelCollector = field(init=False)
+    # predicate IRI -> the node declaring it (``wd:P36 wikibase:directClaim wdt:P36``): its names are the predicate's
+    declared: dict[str, str] = field(default_factory=dict)
     label_triples: int = 0
     met: MetFacts | None = None  # the facts' term ids, when the vectors will want them
 
     def __post_init__(self) -> None:
         self.rdf_labels = LabelCollector(self.naming)
 
+
+_DECLARING = frozenset(DECLARING_PREDICATES)
+_DISAMBIGUATED = re.compile(r"^(.*\S)\s+\([^()]+\)$")  # a title with a disambiguating suffix
 
 # A load above this many triples is compacted once at its end (``Store.optimize``): one
 # ``bulk_extend`` leaves its batches' files overlapping, and so do a name-triple load's last
@@ -277,6 +283,7 @@ def _rdf_quads(quads: Iterator[ox.Quad], col: _Collected, inp: _Input, rep: _Rep
     nodes = col.rdf_nodes
     predicates = col.rdf_predicates
     labels = col.rdf_labels
+    declared = col.declared
     naming_predicates = frozenset(col.naming.all_predicates)
     named, literal, blank = ox.NamedNode, ox.Literal, ox.BlankNode
     blanks: dict[str, ox.BlankNode] = {}
@@ -294,6 +301,8 @@ def _rdf_quads(quads: Iterator[ox.Quad], col: _Collected, inp: _Input, rep: _Rep
                 nodes.add(o.value)
             elif type(o) is literal and pv in naming_predicates and type(s) is named:
                 labels.add(s.value, pv, o.value, o.language)
+            if pv in _DECLARING and type(o) is named and type(s) is named:
+                declared.setdefault(o.value, s.value)
             if type(s) is blank or type(o) is blank:
                 # Parsers name anonymous nodes ([] in Turtle) randomly, and ids are local to a file:
                 # renumber them by first appearance per file, so reloads are identical and files never clash.
@@ -376,6 +385,15 @@ class _Labeller:
         primary = found.primary() if found else None
         aliases: list[str] = []
         out: list[tuple[str, str]] = []
+        declarer = col.declared.get(iri) if primary is None else None
+        if declarer is not None and (named := col.rdf_labels.get(declarer)) is not None and named.primary():
+            # a predicate named on the node that declares it: the name is written on the predicate too
+            found, primary = named, named.primary()
+            out.append((RDFS_LABEL, primary))
+            out += [(SKOS_ALT_LABEL, a) for a in named.aliases(primary)
+                    if a != primary and any(t == a and lang_rank(lang, col.naming.lang) <= 2
+                                            for _, t, lang in named.found)]
+            col.label_triples += len(out)
         if primary is None:
             names = col.entity_labels if kind == "entity" else col.relation_labels
             if name is not None:
@@ -398,6 +416,9 @@ class _Labeller:
         if found:
             kept = found.aliases(primary)
             aliases = kept + [a for a in aliases if a not in kept]
+        bare = _DISAMBIGUATED.match(primary) if primary.endswith(")") else None
+        if bare and bare.group(1) not in aliases:
+            aliases.append(bare.group(1))  # "Apollo (spacecraft)" is found as "Apollo" too; the rest is a type hint
         self.index.put(LabelDoc(iri=iri, kind=kind, labels=[primary], aliases=aliases))  # type: ignore[arg-type]
         return out
 
@@ -732,6 +753,7 @@ def _build_into(tmp: Path, name: str, inputs: list[_Input], base: str, rep: _Rep
         relation_labels=relation_labels[1],
         inverse_suffix=inverse_suffix,
         label_predicates=naming.to_manifest(),
+        lang=naming.lang,
         prefixes=col.prefixes,
         counts=KGCounts(
             triples=total_triples,
@@ -776,6 +798,7 @@ def build_kg(
     label_predicates: Sequence[str] = (),
     vectors: VectorsMode = "auto",
     memory_mb: int = DEFAULT_MEMORY_MB,
+    lang: str | None = None,
 ) -> KGManifest:
     """Builds (or rebuilds) KG ``name`` under ``<home>/kgs/`` from ``sources`` and returns its manifest.
 
@@ -791,6 +814,7 @@ def build_kg(
     of small KGs only) and ``memory_mb`` bounds the triple index build.
     ``label_predicates`` are IRIs of the KG's own naming predicates beyond the standard ones
     (:mod:`kgteam.tools.naming`), preferred over them; the manifest records them for every reader.
+    ``lang`` is the label language shown first (each IRI's primary name in the label index; recorded).
     Raises ``LoadError`` (file:line: problem) for bad input; the previous KG is then untouched.
     """
     if isinstance(sources, str | Path):
@@ -803,7 +827,7 @@ def build_kg(
     except ValueError as exc:
         raise LoadError(str(exc)) from exc
     try:
-        naming = Naming.with_predicates(label_predicates)
+        naming = Naming.with_predicates(label_predicates, lang)
     except ValueError as exc:
         raise LoadError(str(exc)) from exc
     if vectors not in VECTORS_MODES:

@@ -62,6 +62,7 @@ class KGManifest(BaseModel):
     # predicates the user named as naming ones (`kgteam load --label-predicate`); read back by every
     # reader of names (kgteam.tools.naming), so they need not be given again
     label_predicates: list[str] = Field(default_factory=list)
+    lang: str | None = None  # the label language shown first (`kgteam load --lang`), None: English or untagged
     # the input files' own prefixes (Turtle/TriG @prefix): `kgteam sparql` declares the ones a query
     # uses without declaring them, so a query can be written as the data file is
     prefixes: dict[str, str] = Field(default_factory=dict)
