@@ -144,15 +144,17 @@ def ask_all(team: Any, questions: Sequence[StoredQuestion], *, progress: bool = 
             values = [Predicted(label=v.label, iri=v.iri) for v in answer.values]
             guess = [v.label for v in answer.guess]
             error = answer.error
+            signals = answer.signals.model_dump() if answer.signals is not None else None
         except Exception as exc:  # recorded, and the run goes on
-            status, text, conf, raw, values, guess = "error", "", None, None, [], []
+            status, text, conf, raw, values, guess, signals = "error", "", None, None, [], [], None
             error = f"{type(exc).__name__}: {exc}"[:300]
         seconds = time.perf_counter() - started
         g = grade(q.shape, gold, status=status, text=text, values=values)
         rows.append({"id": q.id, "question": q.question, "shape": q.shape, "gold": list(q.answers),
                      "answer_text": text, "answer_values": [asdict(v) for v in values], "guess": guess,
                      "status": status, "confidence": conf, "raw_confidence": raw, "right": g.right,
-                     "exact": g.exact, "outcome": g.outcome, "error": error, "seconds": round(seconds, 3)})
+                     "exact": g.exact, "outcome": g.outcome, "error": error, "signals": signals,
+                     "seconds": round(seconds, 3)})
         if progress:
             print(f"{q.id}: {g.outcome} ({status}, {conf if conf is None else round(conf, 2)})", file=sys.stderr,
                   flush=True)

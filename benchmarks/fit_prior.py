@@ -1,15 +1,17 @@
-"""Fit the reading prior (``kgteam/roles/semantic/prior.py``) on graded answers of several KGs.
+"""Fit the Triad playbook's shipped map (``kgteam/data/calibration-triad-none.json``): a logistic map
+over the reading signals stated answers carry (``Answer.signals``), on graded answers of several KGs.
 
 Each question of each fitting set is asked with the built-in Triad team, ``--model none``; the
 answer's reading signals (``Answer.signals``) and whether its first value, or its best guess when
 it abstained, is right make one row (an unanswerable question's guess is wrong: stating it would
-be). A logistic model with an L2 penalty is fitted on every row; each set is also scored by a
+be). A logistic model with an L2 penalty is fitted on the rows a team states (score >= 0.5; all
+rows with ``--all-rows``) over the signals named by ``--features``; each set is also scored by a
 model fitted on the *other* sets (leave one set out), which is what the prior does on a KG it never
 saw. The sets it is measured on (GeoQuery dev, the blind sets under ``tests/data/blind``) are never
 fitting sets.
 
     .venv/bin/python benchmarks/fit_prior.py --home /tmp/kgh --rows runs/prior-rows.jsonl          # ask and fit
-    .venv/bin/python benchmarks/fit_prior.py --from-rows runs/prior-rows.jsonl --write kgteam/data/reading-prior-triad-none.json
+    .venv/bin/python benchmarks/fit_prior.py --from-rows runs/prior-rows.jsonl --write kgteam/data/calibration-triad-none.json
 
 Prints JSON: the weights, and per set the rows, the share right and the AUROC of the raw score,
 of the in-sample prior and of the leave-one-set-out prior.
@@ -33,8 +35,9 @@ from floor import load_set  # noqa: E402
 from shapes import Gold, gold_for, grade, read_shape_set  # noqa: E402
 
 from kgteam.eval.metrics import Predicted  # noqa: E402
+from kgteam.protocols.calibration import CalibrationMap, FittedOn, SignalWeights, signal_features  # noqa: E402
 from kgteam.protocols.payloads import ReadingSignals  # noqa: E402
-from kgteam.roles.semantic.prior import ReadingPrior, features  # noqa: E402
+from kgteam.roles.semantic.reader import STATED_AT  # noqa: E402
 
 ROOT = Path(__file__).resolve().parent.parent
 DATA = ROOT.parent / "shared" / "data"
@@ -93,10 +96,18 @@ async def ask(kg: str, home: Path, questions: list[tuple[str, Gold, str]], spec:
     return rows
 
 
-def fit(rows: list[dict[str, Any]], l2: float = 1.0) -> ReadingPrior:
+FEATURES = ("score", "unread", "described", "inferred")  # chosen on leave-one-set-out AUROC (docs/benchmarks.md)
+
+
+def _features(row: dict[str, Any]) -> dict[str, float]:
+    signals = ReadingSignals(**row["signals"])
+    return signal_features(signals.score, signals)
+
+
+def fit(rows: list[dict[str, Any]], l2: float = 1.0, names: tuple[str, ...] = FEATURES) -> SignalWeights:
     """Logistic regression (Newton steps, L2 on the weights, not the bias) on the rows' features."""
-    names = sorted(features(ReadingSignals()).keys())
-    x = np.array([[features(ReadingSignals(**r["signals"]))[k] for k in names] for r in rows], dtype=float)
+    names = tuple(sorted(names))
+    x = np.array([[_features(r)[k] for k in names] for r in rows], dtype=float)
     y = np.array([1.0 if r["right"] else 0.0 for r in rows])
     x1 = np.hstack([np.ones((len(rows), 1)), x])
     w = np.zeros(x1.shape[1])
@@ -110,23 +121,32 @@ def fit(rows: list[dict[str, Any]], l2: float = 1.0) -> ReadingPrior:
         w -= step
         if float(np.abs(step).max()) < 1e-8:
             break
-    return ReadingPrior(bias=round(float(w[0]), 6), weights={k: round(float(v), 6) for k, v in zip(names, w[1:], strict=True)})
+    return SignalWeights(bias=round(float(w[0]), 6),
+                         weights={k: round(float(v), 6) for k, v in zip(names, w[1:], strict=True)})
 
 
-def report(rows: list[dict[str, Any]], l2: float) -> dict[str, Any]:
-    prior = fit(rows, l2)
+def as_map(weights: SignalWeights, fitted_on: FittedOn) -> CalibrationMap:
+    """The shipped map: the logistic part, and the same curve read at the score alone as breakpoints."""
+    xs = [round(i / 100, 2) for i in range(101)]
+    ys = [round(weights.probability(x), 4) for x in xs]
+    ys = [max(ys[: i + 1]) for i in range(len(ys))]  # monotone even where a weight made it dip
+    return CalibrationMap(xs=xs, ys=ys, fitted_on=fitted_on, signals=weights, name="builtin:triad-none")
+
+
+def report(rows: list[dict[str, Any]], l2: float, names: tuple[str, ...]) -> dict[str, Any]:
+    prior = fit(rows, l2, names)
     out: dict[str, Any] = {}
     for spec in sorted({r["set"] for r in rows}):
         mine = [r for r in rows if r["set"] == spec]
         others = [r for r in rows if r["set"] != spec]
-        held = fit(others, l2) if others else prior
+        held = fit(others, l2, names) if others else prior
         sig = [ReadingSignals(**r["signals"]) for r in mine]
         ys = [bool(r["right"]) for r in mine]
         out[spec] = {
             "rows": len(mine), "right_share": round(sum(ys) / len(ys), 4),
             "auroc_score": auroc([(s.score, y) for s, y in zip(sig, ys, strict=True)]),
-            "auroc_prior": auroc([(prior.probability(s), y) for s, y in zip(sig, ys, strict=True)]),
-            "auroc_prior_held_out": auroc([(held.probability(s), y) for s, y in zip(sig, ys, strict=True)]),
+            "auroc_prior": auroc([(prior.probability(s.score, s), y) for s, y in zip(sig, ys, strict=True)]),
+            "auroc_prior_held_out": auroc([(held.probability(s.score, s), y) for s, y in zip(sig, ys, strict=True)]),
         }
     return {"weights": prior.weights, "bias": prior.bias, "by_set": out}
 
@@ -139,7 +159,11 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--rows", type=Path, default=None, help="write the graded rows here (JSONL)")
     parser.add_argument("--from-rows", type=Path, default=None, help="fit on rows written before (no questions asked)")
-    parser.add_argument("--l2", type=float, default=1.0)
+    parser.add_argument("--l2", type=float, default=3.0)
+    parser.add_argument("--features", nargs="*", default=list(FEATURES),
+                        help=f"signals the map weighs (of {', '.join(signal_features(0.5, ReadingSignals()))})")
+    parser.add_argument("--all-rows", action="store_true", help="fit on abstentions' guesses too (default: the "
+                        "answers a team states, score >= 0.5: what the prior's probability is shown with)")
     parser.add_argument("--write", type=Path, default=None, help="write the fitted prior here")
     args = parser.parse_args(argv)
     if args.from_rows:
@@ -158,14 +182,17 @@ def main(argv: list[str] | None = None) -> int:
         if args.rows:
             args.rows.parent.mkdir(parents=True, exist_ok=True)
             args.rows.write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
-    result = report(rows, args.l2)
+    if not args.all_rows:
+        rows = [r for r in rows if r["signals"]["score"] >= STATED_AT]
+    names = tuple(args.features)
+    result = report(rows, args.l2, names)
     if args.write:
-        prior = fit(rows, args.l2)
-        prior.fitted_on = {"sets": sorted({r["set"] for r in rows}), "n": len(rows), "l2": args.l2,
-                           "date": dt.datetime.now(dt.UTC).isoformat(timespec="seconds"),
-                           "command": "benchmarks/fit_prior.py"}
-        prior.name = "builtin:reading-prior-triad-none"
-        prior.dump(args.write)
+        fitted = FittedOn(sets=sorted({r["set"] for r in rows}), n=len(rows),
+                          date=dt.datetime.now(dt.UTC).isoformat(timespec="seconds"),
+                          method=f"logistic over {', '.join(names)} (L2 {args.l2}), on "
+                                 f"{'all rows' if args.all_rows else 'stated answers (score >= 0.5)'}; "
+                                 "benchmarks/fit_prior.py")
+        as_map(fit(rows, args.l2, names), fitted).dump(args.write)
     json.dump(result, sys.stdout, indent=2)
     print()
     return 0

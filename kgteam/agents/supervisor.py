@@ -197,9 +197,11 @@ class Supervisor:
         answer.model = answer.model or self.model_name
         if answer.evidence.is_empty():
             answer.grounded = False
-        if self.calibration is not None and answer.confidence is not None and answer.raw_confidence is None:
+        stated_only = self.calibration is not None and self.calibration.signals is not None
+        if self.calibration is not None and answer.confidence is not None and answer.raw_confidence is None \
+                and (answer.status == "answered" or not stated_only):
             answer.raw_confidence = answer.confidence
-            answer.confidence = round(self.calibration.calibrate(answer.confidence), 4)
+            answer.confidence = round(self.calibration.calibrate(answer.confidence, answer.signals), 4)
             answer.calibration = self.calibration.name
         elif answer.confidence is not None and answer.confidence > KG_MAP_CEILING and kg_map_of(answer) is not None:
             answer.confidence = KG_MAP_CEILING

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import bisect
 import json
+import math
 from collections.abc import Callable
 from importlib import resources
 from pathlib import Path
@@ -40,14 +41,60 @@ class FittedOn(BaseModel):
     method: str = "isotonic"
 
 
+SHAPES = ("path", "chain", "literal", "count", "superlative", "comparative", "ask", "intersection", "negation",
+          "union")
+
+
+def signal_features(raw: float, signals: Any = None) -> dict[str, float]:
+    """What a signal map weighs: the score on the logit scale and, when the answer carries its
+    reading's signals (``ReadingSignals``), the content words left unread, the share of relations
+    no word named, a described topic, an inferred relation, the number of values and the shape."""
+    p = min(1 - 1e-4, max(1e-4, raw))
+    out = {"score": math.log(p / (1 - p))}
+    if signals is None:
+        return out
+    steps = getattr(signals, "steps", 0) or 0
+    out.update({
+        "unread": float(min(len(getattr(signals, "unread", []) or []), 3)),
+        "unnamed": (getattr(signals, "unnamed", 0) or 0) / steps if steps else 0.0,
+        "steps": float(min(steps, 4)),
+        "described": float(bool(getattr(signals, "described", False))),
+        "inferred": float(bool(getattr(signals, "inferred", False))),
+        "values": math.log1p(getattr(signals, "values", 0) or 0),
+    })
+    shape = getattr(signals, "shape", "")
+    out.update({f"shape:{s}": float(shape == s) for s in SHAPES})
+    return out
+
+
+class SignalWeights(BaseModel):
+    """A logistic map over :func:`signal_features`, fitted on the answers a team states
+    (``benchmarks/fit_prior.py``): graded, and never past ``ceiling`` (a few hundred graded
+    answers cannot vouch for "sure")."""
+
+    bias: float = 0.0
+    weights: dict[str, float] = Field(default_factory=lambda: {"score": 1.0})
+    ceiling: float = Field(0.89, ge=0.5, le=1.0)
+
+    def probability(self, raw: float, signals: Any = None) -> float:
+        feats = signal_features(raw, signals)
+        z = self.bias + sum(w * feats.get(k, 0.0) for k, w in self.weights.items())
+        return min(self.ceiling, 1.0 / (1.0 + math.exp(-max(-30.0, min(30.0, z)))))
+
+
 class CalibrationMap(BaseModel):
     """Monotone non-decreasing breakpoints; a raw score between two is interpolated linearly,
-    one outside them takes the nearest end's value (never extrapolated past [0, 1])."""
+    one outside them takes the nearest end's value (never extrapolated past [0, 1]).
+
+    A map with ``signals`` is a logistic map over the answer's reading signals instead; it was
+    fitted on stated answers, so it maps those only (an "I don't know" keeps its score), and its
+    breakpoints are the same curve read at the score alone (for an answer without signals)."""
 
     xs: list[float]
     ys: list[float]
     fitted_on: FittedOn = Field(default_factory=FittedOn)
     name: str = ""  # what the answer says it was calibrated with (the file's stem when empty)
+    signals: SignalWeights | None = None
 
     @model_validator(mode="after")
     def _check(self) -> CalibrationMap:
@@ -61,8 +108,10 @@ class CalibrationMap(BaseModel):
             raise ValueError("ys are probabilities in [0, 1]")
         return self
 
-    def calibrate(self, raw: float) -> float:
-        """The probability that an answer with score ``raw`` is right."""
+    def calibrate(self, raw: float, signals: Any = None) -> float:
+        """The probability that an answer with score ``raw`` (and these reading signals) is right."""
+        if self.signals is not None and signals is not None:
+            return self.signals.probability(raw, signals)
         xs, ys = self.xs, self.ys
         if raw <= xs[0]:
             return ys[0]

@@ -109,7 +109,7 @@ class KGMapped(BaseModel):
 
 class ReadingSignals(BaseModel):
     """What the reading behind an answer knows about itself: the features its confidence is made
-    of (the reading prior, ``kgteam.roles.semantic.prior``), shown so a person can see why."""
+    of (a signal map, ``kgteam.protocols.calibration.SignalWeights``), shown so a person can see why."""
 
     score: float = Field(0.0, ge=0.0, le=1.0)  # the scorer's confidence before the prior
     shape: str = "chain"

@@ -65,7 +65,7 @@ def test_auto_uses_the_shipped_map_only_for_the_scorer_it_was_fitted_on(orchard_
     assert resolve_calibration("none", playbook="triad", model="none") is None
     answer = _ask(orchard_home, "auto")
     assert answer.calibration == shipped.name
-    assert answer.confidence == pytest.approx(shipped.calibrate(answer.raw_confidence), abs=1e-4)
+    assert answer.confidence == pytest.approx(shipped.calibrate(answer.raw_confidence, answer.signals), abs=1e-4)
 
 
 def test_a_new_map_is_fitted_on_the_raw_scores_of_a_calibrated_run(tmp_path):

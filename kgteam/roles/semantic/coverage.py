@@ -44,7 +44,10 @@ def unread_words(question: str, *, mentions: Sequence[Any] = (), shape: ShapeRea
     for m in matches:
         read += [getattr(m, "words", None) or "", getattr(m, "label", None) or ""]
     if shape is not None:
-        read += [shape.kind_words or "", shape.order_words or "", shape.superlative_word or "",
+        # the kind's head noun names the answer's kind ("which *cities*"); a word before it ("which
+        # *major* cities") is read only where a class or relation of the reading reads it
+        kind = (shape.kind_words or "").split()
+        read += [kind[-1] if kind else "", shape.order_words or "", shape.superlative_word or "",
                  shape.number or "", shape.compared_noun or ""]
     read += list(said)
     read_words = {w for text in read for w in normalise(text).split()}

@@ -99,10 +99,10 @@ DIMENSIONS: dict[str, tuple[str, ...]] = {
     "long": ("length", "duration"), "short": ("length", "duration"),
     "large": ("size", "area", "population"), "big": ("size", "area", "population"),
     "small": ("size", "area", "population"), "little": ("size", "area", "population"),
-    "old": ("age",), "young": ("age",), "deep": ("depth",),
+    "old": ("age", "birth", "date", "year"), "young": ("age", "birth", "date", "year"), "deep": ("depth",),
     "shallow": ("depth",), "wide": ("width",), "narrow": ("width",), "heavy": ("weight", "mass"),
     "light": ("weight", "mass"), "far": ("distance",), "near": ("distance",), "early": ("date", "year"),
-    "late": ("date", "year"), "recent": ("date", "year"), "new": ("date", "year"), "populous": ("population",),
+    "late": ("date", "year"), "recent": ("date", "year"), "first": ("date", "year"), "last": ("date", "year"), "new": ("date", "year"), "populous": ("population",),
     "populated": ("population",), "dense": ("density",), "sparse": ("density",),
     "expensive": ("cost", "price"), "cheap": ("cost", "price"), "fast": ("speed",), "slow": ("speed",),
     "rich": ("wealth",), "hot": ("temperature",), "cold": ("temperature",),
@@ -111,6 +111,7 @@ DIMENSIONS: dict[str, tuple[str, ...]] = {
 # Nouns for people that a KG stores as one number ("how many *people* live in X", "the most *inhabitants*").
 PEOPLE_NOUNS = frozenset({"people", "inhabitants", "residents", "citizens", "persons", "population"})
 _QUANTITY_WORDS = frozenset({"most", "least", "fewest", "more", "less", "fewer"})
+ONE_NAMED = 0.35  # how well the ordering words must name a set's only attribute for it to be sure
 # nouns that name a dimension by themselves ("the *size* of X")
 _DIMENSION_NOUNS = frozenset({"size"})
 # each later dimension noun counts this much less: "the biggest state" is its area before its population,
@@ -312,8 +313,10 @@ class ShapedReader:
         """A count, superlative, comparison or list over the members of the class the question
         names, narrowed by its named entities: when no entity is named, or no path from one ends
         in that class. None: the readings from the named entities stand."""
-        if shape.negated or shape.conjunction == "or":
+        if shape.conjunction == "or":
             return None
+        if shape.negated:
+            return await self._class_negation(question, shape, mentions, kind, klass) if len(mentions) <= 1 else None
         aggregate = shape.shape in ("count", "superlative", "comparative")
         if paths.paths:
             if not aggregate and kind.kind != "entity":
@@ -346,6 +349,63 @@ class ShapedReader:
             return await self._ordered(shape, paths, kind, klass, base_set=base)
         return ShapedReading(cset.select(kind), cset.confidence, cset.explanation, list(cset.matches), cset.key)
 
+    async def _class_negation(self, question: str, shape: ShapeReading, mentions: Sequence[Any],
+                              kind: AnswerKind, klass: str) -> ShapedReading | None:
+        """"Which rivers do not run through X", "which states border no other state": the class's
+        members less those linked to the named entity, or to any member of the other class named,
+        through the link the question's words name (else the one most members have)."""
+        end = Var(name="x")
+        members = await membership(self.tools, end, klass)
+        label = (await self._names([klass])).get(klass, klass)
+        words = _free_words(question, shape, mentions)
+        if mentions:
+            found = await self._linked(members, end, mentions[0])
+            if found is None:
+                return None
+            iri, links = found
+            links = await name_links(links, words, self.tools, self.similarity)
+            link = links[0]
+            inner = Group(triples=narrowed(Group(), end, iri, link, prefix="n_").triples)
+            what, topics = getattr(mentions[0], "text", iri), [iri]
+        else:
+            spans = await class_spans(question, self.tools)
+            spans = spans[1:] if spans and spans[0].klass == klass else spans  # the second class word
+            if not spans:
+                return None
+            other = Var(name="y")
+            others = await membership(self.tools, other, spans[0].klass)
+            links = await self._class_to_class(members, end, others, other)
+            if not links:
+                return None
+            links = await name_links(links, [w for w in words if w not in spans[0].words.split()], self.tools,
+                                     self.similarity)
+            link = links[0]
+            (pred, direction), = link.steps
+            step = Triple(subject=end, predicate=Iri(iri=pred), object=other) if direction == "out" \
+                else Triple(subject=other, predicate=Iri(iri=pred), object=end)
+            inner = others.model_copy(update={"triples": [step, *others.triples]})
+            what, topics = f"any {spans[0].words}", []
+        where = members.model_copy(update={"not_exists": [inner],
+                                           "filters": [*members.filters, *_not_topic(end, topics)]})
+        graph = QueryGraph(answer=[end], where=where, expected=kind, topics=topics)
+        matches = [RelationMatch(predicate=p, direction=d, label=lab, words=link.words, strength=link.strength)
+                   for (p, d), lab in zip(link.steps, link.labels, strict=True)]
+        return ShapedReading(graph, link_confidence(links), f"every {label} except those {' then '.join(link.labels)} "
+                             f"{what}", matches, f"class|{klass}|not|{link.steps}")
+
+    async def _linked(self, members: Group, end: Var, mention: Any) -> tuple[str, list[Link]] | None:
+        """Which of the mention's entities the members reach, and how: one a relation links directly
+        before one only two hops away ("Tennessee" the state, not the river of that name)."""
+        skipped = await skipped_predicates(self.tools)
+        found = []
+        for iri in _mention_iris(mention)[:3]:
+            links = await class_links(self.tools, members, end, iri, skipped)
+            if links:
+                found.append((iri, links))
+        if not found:
+            return None
+        return min(found, key=lambda f: (min(len(k.steps) for k in f[1]), -max(k.members for k in f[1])))
+
     async def _covers_more(self, cset: ClassSet, path: RankedPath) -> bool:
         """Whether the class's members linked to the topic are more than the path reaches: "the
         cities of X" are all of X's cities, not the one that is its capital."""
@@ -365,15 +425,11 @@ class ShapedReader:
         group_ = await membership(self.tools, end, klass)
         label = (await self._names([klass])).get(klass, klass)
         words = _free_words(question, shape, mentions)
-        skipped = await skipped_predicates(self.tools)
         confidence, matches, topics, said = 1.0, [], [], []
         for n, mention in enumerate(mentions[:2]):
-            found = None
-            for iri in _mention_iris(mention)[:2]:
-                links = await class_links(self.tools, group_, end, iri, skipped)
-                if links:
-                    found = (iri, await name_links(links, words, self.tools, self.similarity))
-                    break
+            found = await self._linked(group_, end, mention)
+            if found is not None:
+                found = (found[0], await name_links(found[1], words, self.tools, self.similarity))
             if found is None:
                 confidence *= 0.3
                 said.append(f"nothing links it to {getattr(mention, 'text', '')!r}")
@@ -717,16 +773,15 @@ class ShapedReader:
 
     async def _pick_relation(self, words: Sequence[str] | dict[str, float], relations: list[tuple[str, str, str]]
                              ) -> tuple[tuple[str, str, str] | None, float]:
-        """The relation the ordering words name best, and how sure (softmax margin); one candidate is sure."""
+        """The relation the ordering words name best, and how sure (softmax margin); one candidate
+        is sure only when the words name it ("the prettiest volcano" orders by nothing it says)."""
         if not relations:
             return None, 0.0
-        if len(relations) == 1:
-            return relations[0], 0.9
         labels = [_readable(r[1]) for r in relations]
         weights = words if isinstance(words, dict) else {w: 1.0 for w in words}
         units = [w for w in weights if w]
-        if not units:
-            return relations[0], 0.3
+        if not units:  # "before 1980": the number says what it is compared with, the set's one value is it
+            return relations[0], 0.9 if len(relations) == 1 else 0.3
         sims = [[lexical_similarity(u, lab) for lab in labels] for u in units]
         # an adjective whose dimensions are known is matched by its words only: by meaning,
         # "smallest" is as near "lowest elevation" as "area" (its dimension nouns carry the meaning)
@@ -742,6 +797,8 @@ class ShapedReader:
                     for j in range(len(labels))]
         order = sorted(range(len(labels)), key=lambda j: -best_per[j])
         top = order[0]
+        if len(relations) == 1:
+            return relations[0], 0.9 if best_per[0] >= ONE_NAMED else 0.4
         z = sum(math.exp((best_per[j] - best_per[top]) / 0.1) for j in order)
         return relations[top], round(1.0 / z if best_per[top] > 0.2 else 0.0, 4)
 
@@ -807,8 +864,8 @@ class ShapedReader:
         explicit = [w for w in (shape.order_words or "").split() if not _adjectival(w)]
         inferred = named is None and not any(lexical_similarity(w, _readable(label)) >= 0.8 for w in explicit)
         if shape.shape == "comparative":
-            number = (shape.number or "").replace(",", "")
-            if not _NUMBER.match(number):
+            number = number_value(shape.number or "")
+            if number is None:
                 return None
             op = shape.comparison or ">"
             if style in ("date", "named") and _against_date(shape) and _date_like(style, label):
@@ -1165,6 +1222,39 @@ def _with_prefixes(paths: list[RankedPath]) -> list[RankedPath]:
             q = p if n == p.hops else p.model_copy(update={"steps": p.steps[:n], "answers": [], "sparql": ""})
             out.setdefault(q.key, q)
     return list(out.values())
+
+
+_SCALES = {"hundred": 100, "thousand": 1_000, "k": 1_000, "million": 1_000_000, "m": 1_000_000,
+           "billion": 1_000_000_000, "bn": 1_000_000_000, "trillion": 1_000_000_000_000, "dozen": 12}
+_SMALL = {w: i for i, w in enumerate(("zero", "one", "two", "three", "four", "five", "six", "seven", "eight", "nine",
+                                      "ten", "eleven", "twelve", "thirteen", "fourteen", "fifteen", "sixteen",
+                                      "seventeen", "eighteen", "nineteen"))}
+_TENS = {"twenty": 20, "thirty": 30, "forty": 40, "fifty": 50, "sixty": 60, "seventy": 70, "eighty": 80, "ninety": 90}
+
+
+def number_value(text: str) -> str | None:
+    """A number as written in a question, as a plain decimal ("1,000" -> 1000, "2.5 million" ->
+    2500000, "ten thousand" -> 10000, "$3bn" -> 3000000000); None when it is no number."""
+    words = text.lower().replace("$", "").replace(",", "").split()
+    if not words:
+        return None
+    head, *rest = words
+    m = re.match(r"^(\d+(?:\.\d+)?)(k|m|bn)?$", head)
+    if m:
+        value = float(m.group(1)) * (_SCALES[m.group(2)] if m.group(2) else 1)
+    elif head in _SMALL:
+        value = float(_SMALL[head])
+    elif head in _TENS:
+        value = float(_TENS[head])
+        if rest and rest[0] in _SMALL:  # "twenty one"
+            value += _SMALL[rest.pop(0)]
+    else:
+        return None
+    for w in rest:
+        if w not in _SCALES:
+            return None
+        value *= _SCALES[w]
+    return str(int(value)) if value.is_integer() else repr(value)
 
 
 def _free_words(question: str, shape: ShapeReading, mentions: Sequence[Any]) -> list[str]:

@@ -14,6 +14,7 @@ from typing import Any, ClassVar
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from kgteam.llm.no_model import model_available
 from kgteam.prompts import fence, one_line
 from kgteam.protocols.evidence import Evidence, EvidenceQuery, EvidenceTriple, RelationMatch
 from kgteam.protocols.payloads import (
@@ -40,7 +41,6 @@ from kgteam.roles.contract import handles
 from kgteam.roles.lineage import Lineage
 from kgteam.roles.semantic.graph_evidence import graph_evidence
 from kgteam.roles.semantic.grounding import inferred_steps
-from kgteam.roles.semantic.prior import shipped_prior
 from kgteam.roles.semantic.reader import chain_convention
 from kgteam.roles.semantic.reading_answer import first_column, label_answer, reading_grounded
 from kgteam.roles.triad.templates import Chain, TemplateError, build_query, from_query, parse_chain
@@ -59,8 +59,6 @@ class AdvisorSettings(BaseModel):
     own_knowledge: bool = Field(True, description="after the retries, answer from the model's own knowledge")
     min_confidence: float = Field(0.5, ge=0.0, le=1.0, description="below this the answer is 'I don't know' and "
                                   "the best candidate is kept as a guess (calibrated in docs/benchmarks.md)")
-    reading_prior: bool = Field(True, description="turn a semantic reading's score into a probability with the "
-                                "shipped reading prior (what it left unread, its shape, ...); off: the score as it is")
 
 
 class PhrasedAnswer(BaseModel):
@@ -116,9 +114,6 @@ class Advisor(Role[AdvisorSettings]):
         names = [a.label for a in answer_values]
         matches, confidence, kg_map = self._reading(lineage)
         signals = _signals(lineage, matches, confidence, len(answer_values))
-        prior = shipped_prior() if self.settings.reading_prior else None
-        if signals is not None and prior is not None and kg_map is None:
-            confidence = prior.probability(signals)  # the KG's own map, where it has one, stands
         evidence = Evidence(matches=matches, triples=triples,
                             queries=[EvidenceQuery(sparql=result.sparql, row_count=len(result.rows))])
         if own_entity_only(result.sparql, answer_values) and turns_at_a_shared_node(matches):
@@ -128,6 +123,8 @@ class Advisor(Role[AdvisorSettings]):
                           status="unknown", grounded=False, confidence=None,  # a rule decided, not a score
                           guess=answer_values, evidence=evidence,
                           fallbacks=fallback_keys(getattr(ctx.trace, "events", [])))
+        if confidence is None and not model_available(ctx.model) and self._filling_score(lineage) <= 0.0:
+            confidence = 0.0  # no scorer and no model stands behind this query: nothing to state on
         if confidence is not None and confidence < self.settings.min_confidence:
             ctx.trace.record("abstain", role=self.instance_name, confidence=confidence,
                              threshold=self.settings.min_confidence)
