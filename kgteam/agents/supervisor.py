@@ -197,12 +197,15 @@ class Supervisor:
         answer.model = answer.model or self.model_name
         if answer.evidence.is_empty():
             answer.grounded = False
-        stated_only = self.calibration is not None and self.calibration.signals is not None
+        signal_map = self.calibration is not None and self.calibration.signals is not None
         if self.calibration is not None and answer.confidence is not None and answer.raw_confidence is None \
-                and (answer.status == "answered" or not stated_only):
+                and (not signal_map or (answer.status == "answered" and answer.signals is not None)):
+            # a signal map was fitted on stated answers' signals: it maps those, nothing else
             answer.raw_confidence = answer.confidence
             answer.confidence = round(self.calibration.calibrate(answer.confidence, answer.signals), 4)
             answer.calibration = self.calibration.name
+            if signal_map and answer.status == "answered" and answer.confidence < SIGNAL_STATING_LINE:
+                _say_as_guess(answer)
         elif answer.confidence is not None and answer.confidence > KG_MAP_CEILING and kg_map_of(answer) is not None:
             answer.confidence = KG_MAP_CEILING
         return answer
@@ -428,3 +431,27 @@ class Supervisor:
             self._round, self._collected = [], {}
             for d in round_:
                 self.accept(collected.get(d.step, []))
+
+
+# A stated answer whose signals put it below this probability is said as a guess: what the reading
+# left out (unread words, a described topic, an inferred relation) outweighed the score it was
+# stated on. The playbooks' own stating line (``min_confidence``) is 0.5 too.
+SIGNAL_STATING_LINE = 0.5
+
+
+def _say_as_guess(answer: Answer) -> None:
+    """Turn ``answer`` (in place: the run holds it) into "I don't know", its values kept as the guess."""
+    signals = answer.signals
+    why = []
+    if signals is not None and signals.unread:
+        why.append(f"it leaves {', '.join(repr(w) for w in signals.unread[:3])} unread")
+    if signals is not None and signals.described:
+        why.append("its topic is itself a guess")
+    if signals is not None and signals.inferred:
+        why.append("a relation was inferred, not named")
+    said = "; ".join(why) or "what the reading knows"
+    guess = ", ".join(v.label for v in answer.values[:5])
+    answer.text = (f"I don't know: my reading is only a guess ({said}; probability {answer.confidence:.2f}). "
+                   f"Best guess: {guess}.")
+    answer.status, answer.grounded = "unknown", False
+    answer.guess, answer.values = list(answer.values), []

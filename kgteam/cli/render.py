@@ -82,6 +82,8 @@ def answer_renderable(answer: Answer, *, max_triples: int = 12, show_queries: bo
     if answer.error and answer.error not in (answer.text or ""):  # a failed run's text already says it
         parts.append(Text(f"error: {answer.error}", style="red"))
     ev = answer.evidence
+    if answer.reading:  # a shape's query graph, or a described topic and what it was read as
+        parts.append(Text("read as: " + display_text(answer.reading, limit=400), style="dim"))
     if ev.matches:  # which question words named which relation
         parts.append(Text("reading: " + "; ".join(m.explain() for m in ev.matches), style="dim"))
         taught = next((m.learned_from for m in ev.matches if m.learned_from is not None), None)

@@ -287,6 +287,7 @@ class RelationPaths(Payload):
     certainty: float = Field(1.0, ge=0.0, le=1.0)
     unread: list[str] = Field(default_factory=list)  # the question's content words the best path left unread
     described: bool = False  # the topic is a description read first
+    described_as: str | None = None  # how it was read ("the largest state = alaska (highest area ...)")
 
     @property
     def best(self) -> RankedPath | None:

@@ -271,9 +271,12 @@ class KGTools:
         """Whether the KG names predicates on declaring nodes at all (checked once, so a KG without
         them pays one ASK, not a second query per lookup)."""
         if self._declares is None:
-            decl = ", ".join(sparql_iri(p) for p in DECLARING_PREDICATES)
-            res = await self._select(f"ASK {{ ?d ?decl ?p FILTER(?decl IN ({decl})) }}")
-            self._declares = bool(res.boolean)
+            decl = " ".join(sparql_iri(p) for p in DECLARING_PREDICATES)
+            try:  # VALUES, not FILTER IN: the store looks the predicates up instead of scanning every triple
+                res = await self._select(f"ASK {{ VALUES ?decl {{ {decl} }} ?d ?decl ?p }}")
+                self._declares = bool(res.boolean)
+            except ToolError:
+                self._declares = False  # asked once: a KG too slow to say has its names where they are
         return self._declares
 
     async def relation_names(self, predicates: list[str]) -> dict[str, RelationNames]:

@@ -74,6 +74,7 @@ class _Classes:
     names: dict[str, list[str]] = field(default_factory=dict)  # normalised name -> classes, largest first
     label: dict[str, str] = field(default_factory=dict)
     typed_by: dict[str, str] = field(default_factory=dict)  # class -> the predicate typing most of its members
+    totals: dict[str, int] = field(default_factory=dict)  # class -> members with its subclasses' (worked out once)
 
 
 def name_key(text: str) -> str:
@@ -100,14 +101,14 @@ def name_keys(text: str) -> list[str]:
 def singular_word(word: str) -> str:
     """English plural to singular for class words ("cities" -> "city", "churches" -> "church")."""
     w = word.lower()
+    if w == "people":
+        return "person"
     if len(w) <= 3 or not w.endswith("s") or w.endswith(("ss", "us", "is")):
         return w
     if w.endswith("ies") and len(w) > 4:
         return w[:-3] + "y"
     if w.endswith(("ches", "shes", "xes", "zes", "sses")):
         return w[:-2]
-    if w == "people":
-        return "person"
     return w[:-1]
 
 
@@ -153,11 +154,13 @@ class KGProfile:
                     if hit.exact:
                         candidates[hit.iri] = text
         if await self._tools._kg_declares():
-            decl = ", ".join(sparql_iri(p) for p in DECLARING_PREDICATES[:1])  # the direct claim: the triple's predicate
-            names = ", ".join(sparql_iri(p) for p in self._tools.naming.name_predicates)
+            decl = sparql_iri(DECLARING_PREDICATES[0])  # the direct claim: the predicate triples use
+            names = " ".join(sparql_iri(p) for p in self._tools.naming.name_predicates)
+            wanted = ", ".join(f'"{t}"' for t in (*TYPE_NAMES, *SUBCLASS_NAMES))  # closed words, no user text
             with contextlib.suppress(ToolError):
-                for row in await self._rows(f"SELECT ?p ?l WHERE {{ ?d ?decl ?p FILTER(?decl IN ({decl})) ?d ?np ?l "
-                                            f"FILTER(?np IN ({names}) && isLiteral(?l)) }}", 20_000):
+                for row in await self._rows(f"SELECT ?p ?l WHERE {{ ?d {decl} ?p . VALUES ?np {{ {names} }} "
+                                            f"?d ?np ?l FILTER(isLiteral(?l) && LCASE(STR(?l)) IN ({wanted})) }}",
+                                            1_000):
                     text = " ".join(str(row.get("l", {}).get("value", "")).lower().split())
                     if text in TYPE_NAMES or text in SUBCLASS_NAMES:
                         candidates[row["p"]["value"]] = text
@@ -193,9 +196,12 @@ class KGProfile:
                     out.children.setdefault(b, set()).add(a)
                     out.sizes.setdefault(a, 0)
                     out.sizes.setdefault(b, 0)
-        iris = sorted(out.sizes)
+        iris = sorted(out.sizes)[: 4 * MAX_CLASSES]  # the subclass tree may name more than are typed
         if iris:
-            labels = await self._tools.labels_for(iris)
+            try:
+                labels = await self._tools.labels_for(iris)
+            except ToolError:
+                labels = {}  # classes are then known by their local names
             aliases = await self._all_names(iris)
             by_name: dict[str, set[str]] = defaultdict(set)
             for iri in iris:
@@ -204,8 +210,8 @@ class KGProfile:
                     key = name_key(text)
                     if key:
                         by_name[key].add(iri)
-            total = {c: self._total(out, c) for c in iris}
-            out.names = {k: sorted(v, key=lambda c: (-total[c], c)) for k, v in by_name.items()}
+            out.totals = {c: self._total(out, c) for c in iris}
+            out.names = {k: sorted(v, key=lambda c: (-out.totals[c], c)) for k, v in by_name.items()}
         self._classes = out
         return out
 
@@ -249,7 +255,7 @@ class KGProfile:
         """Classes whose name or alias is ``words`` (singular or plural), those with most members first."""
         classes = await self._read_classes()
         for key in name_keys(words):
-            found = [c for c in classes.names.get(key, []) if self._total(classes, c) > 0]
+            found = [c for c in classes.names.get(key, []) if classes.totals.get(c, 0) > 0]
             if found:
                 return found
         return []
@@ -264,7 +270,8 @@ class KGProfile:
 
     async def class_size(self, iri: str) -> int:
         """Members of the class and of its subclasses (as typed directly; a member typed twice counts twice)."""
-        return self._total(await self._read_classes(), iri)
+        classes = await self._read_classes()
+        return classes.totals.get(iri) if iri in classes.totals else self._total(classes, iri)
 
     async def closure(self, klass: str) -> list[str]:
         """The class and every subclass of it (so a capital city is a city)."""

@@ -53,7 +53,8 @@ REDIRECT_PREDICATES: tuple[str, ...] = (DBO + "wikiPageRedirects",)
 # ``dbr:Mercury_(disambiguation) dbo:wikiPageDisambiguates dbr:Mercury_(planet)``: a list page, never an answer.
 DISAMBIGUATION_PREDICATES: tuple[str, ...] = (DBO + "wikiPageDisambiguates",)
 
-# General English for "x is a member of class y" and "class x is a kind of class y", matched against
-# a predicate's name when the KG types its instances with a predicate of its own (Wikidata's P31).
-TYPE_NAMES: frozenset[str] = frozenset({"instance of", "type", "is a", "rdf type", "has type", "kind"})
-SUBCLASS_NAMES: frozenset[str] = frozenset({"subclass of", "sub class of", "subclass", "is a kind of"})
+# What a KG calls its own typing predicates when it has some besides rdf:type (Wikidata's P31 and
+# P279 are named so on their property entities). Only these exact names: a relation a user's KG
+# calls "type" or "kind" relates a thing to a value, and walking it must stay possible.
+TYPE_NAMES: frozenset[str] = frozenset({"instance of"})
+SUBCLASS_NAMES: frozenset[str] = frozenset({"subclass of"})

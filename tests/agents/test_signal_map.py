@@ -71,3 +71,13 @@ def test_an_i_dont_know_keeps_its_score_under_a_map_fitted_on_stated_answers(hom
     a = _ask(home, "Which volcano is the prettiest of Estria's?", calibration=str(path))
     assert a.status != "answered"
     assert a.raw_confidence is None and a.calibration is None
+
+
+def test_a_stated_answer_its_signals_put_below_one_half_is_said_as_a_guess(home: Path, tmp_path: Path) -> None:
+    doubtful = SignalWeights(bias=0.0, weights={"score": 0.0, "unread": -5.0})  # any unread word: 0.007
+    path = CalibrationMap(xs=[0.0, 1.0], ys=[0.5, 0.5], signals=doubtful).dump(tmp_path / "doubt.json")
+    plain = _ask(home, "What is the capital of Norvania?", calibration=str(path))
+    assert plain.status == "answered" and plain.confidence == 0.5  # nothing unread: the bias alone
+    a = _ask(home, "What is the famous capital of Norvania?", calibration=str(path))
+    assert a.status == "unknown" and not a.values and [v.label for v in a.guess] == ["Oslen"]
+    assert "famous" in a.text and a.confidence < 0.5

@@ -28,7 +28,6 @@ if TYPE_CHECKING:
 
 Similarity = Callable[[list[str], list[str]], Awaitable[list[list[float]]]]
 Direction = Literal["out", "in"]
-_LINK_SAMPLE = 2000
 NAMED_LINK = 0.5  # a word this similar to a link's label names it
 
 
@@ -128,25 +127,28 @@ def _step_triples(start: Term, steps: Sequence[tuple[str, Direction]], end: Term
 
 
 async def class_links(tools: Toolbox, members: Group, end: Var, entity: str, skipped: frozenset[str]) -> list[Link]:
-    """The relations (one hop, else two) that link members of the set to ``entity``, most members first."""
-    e = Iri(iri=entity)
-    inner = f"{{ SELECT DISTINCT ?{end.name} WHERE {{ {group(members)} }} LIMIT {_LINK_SAMPLE} }}"
+    """The relations (one hop, else two) that link members of the set to ``entity``, most members
+    first. Walked from the entity (its edges are few next to a class's members), so no member is
+    missed however large the class."""
+    e = compile_term(Iri(iri=entity))
+    x = f"?{end.name}"
+    inside = group(members)
     links: list[Link] = []
-    one = (f"SELECT ?p ?d (COUNT(DISTINCT ?{end.name}) AS ?n) WHERE {{ {inner} "
-           f"{{ ?{end.name} ?p {compile_term(e)} BIND(\"out\" AS ?d) }} UNION "
-           f"{{ {compile_term(e)} ?p ?{end.name} BIND(\"in\" AS ?d) }} }} GROUP BY ?p ?d")
+    one = (f"SELECT ?p ?d (COUNT(DISTINCT {x}) AS ?n) WHERE {{ "
+           f"{{ {x} ?p {e} BIND(\"out\" AS ?d) }} UNION {{ {e} ?p {x} BIND(\"in\" AS ?d) }} "
+           f"{inside} }} GROUP BY ?p ?d")
     for row in await _rows(tools, one):
         p, d = row.get("p", {}).get("value"), row.get("d", {}).get("value")
         if p and d in ("out", "in") and p not in skipped:
             links.append(Link(((p, d),), int(float(row["n"]["value"]))))  # type: ignore[arg-type]
     if links:
         return sorted(links, key=lambda k: -k.members)
-    for d1 in ("out", "in"):
-        for d2 in ("out", "in"):
-            first = f"?{end.name} ?p1 ?m" if d1 == "out" else f"?m ?p1 ?{end.name}"
-            second = f"?m ?p2 {compile_term(e)}" if d2 == "out" else f"{compile_term(e)} ?p2 ?m"
-            q = (f"SELECT ?p1 ?p2 (COUNT(DISTINCT ?{end.name}) AS ?n) WHERE {{ {inner} {first} . {second} . "
-                 f"FILTER(isIRI(?m) && ?m != ?{end.name}) }} GROUP BY ?p1 ?p2 LIMIT 50")
+    for d2 in ("out", "in"):
+        second = f"?m ?p2 {e} ." if d2 == "out" else f"{e} ?p2 ?m ."
+        for d1 in ("out", "in"):
+            first = f"{x} ?p1 ?m ." if d1 == "out" else f"?m ?p1 {x} ."
+            q = (f"SELECT ?p1 ?p2 (COUNT(DISTINCT {x}) AS ?n) WHERE {{ {second} FILTER(isIRI(?m)) {first} "
+                 f"{inside} FILTER(?m != {x}) }} GROUP BY ?p1 ?p2 LIMIT 50")
             for row in await _rows(tools, q):
                 p1, p2 = row.get("p1", {}).get("value"), row.get("p2", {}).get("value")
                 if p1 and p2 and p1 not in skipped and p2 not in skipped:

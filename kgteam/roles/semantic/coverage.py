@@ -4,9 +4,9 @@ A reading accounts for a question's names (the topic mentions), its shape words 
 "the largest", "not"), the kind it asks for ("which *rivers*"), the classes it names, and the
 words that named each relation it walks. A content word none of these explain is a part of the
 question the answer ignored: "how many *major* cities are in Florida" counted every city. Such an
-answer is right less often, whatever its score, so each unread word lowers the confidence by a
-fixed factor (measured on GeoQuery train, docs/benchmarks.md), and the answer says which words it
-did not read. Only closed-class English is used to tell content words from function words.
+answer is right less often, whatever its score: the answer carries its unread words
+(``ReadingSignals.unread``), the team's signal map weighs them (docs/benchmarks.md), and a person
+sees which they were. Only closed-class English is used to tell content words from function words.
 """
 
 from __future__ import annotations
@@ -18,8 +18,6 @@ from kgteam.roles.semantic.scoring import lexical_similarity
 from kgteam.roles.semantic.shape import AUXILIARIES, IMPERATIVES, ShapeReading
 from kgteam.roles.semantic.text import STOPWORDS, WH_WORDS, normalise, tokenize
 
-UNREAD_FACTOR = 0.7  # confidence kept per content word the reading did not read
-MAX_UNREAD = 3  # past this many, one more says nothing new
 # words that ask, not say: "could you tell me", "what are the names of", "is there"
 _ASKING = frozenset({"tell", "name", "names", "called", "there", "exist", "exists", "located", "situated",
                      "find", "found", "please", "kindly", "us", "me", "give", "list", "show", "whats"})
@@ -61,8 +59,3 @@ def unread_words(question: str, *, mentions: Sequence[Any] = (), shape: ShapeRea
             continue
         out.append(w)
     return out
-
-
-def unread_factor(unread: Sequence[str]) -> float:
-    """How much of the confidence stands when ``unread`` words were left unread."""
-    return round(UNREAD_FACTOR ** min(len(unread), MAX_UNREAD), 4)

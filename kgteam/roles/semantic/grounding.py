@@ -17,7 +17,17 @@ def grounded_by(triples: Sequence[EvidenceTriple], values: Sequence[AnswerValue]
     if not triples or not values:
         return False
     ends = {t.object for t in triples} | {t.subject for t in triples}
-    return all((v.iri or v.label) in ends for v in values[:25])
+    ends |= {_as_value(t.object) for t in triples if t.object_is_literal}
+    return all((v.iri or v.label) in ends or (v.iri is None and _as_value(v.label) in ends) for v in values[:25])
+
+
+def _as_value(text: str) -> str:
+    """A literal as it reads: "410.0" and "410" are one number (an answer shows the short form)."""
+    try:
+        number = float(text)
+    except (TypeError, ValueError):
+        return text
+    return str(int(number)) if number.is_integer() and abs(number) < 1e15 else repr(number)
 
 
 def inferred_steps(matches: Sequence[RelationMatch]) -> int:

@@ -86,6 +86,7 @@ _VERB_OBJECT_START = _words("the a an into through in on at from to with by for 
 # quantity superlatives: "the most films", "the fewest goals" order by how many
 _QUANTITY = _words("most least fewest")
 _NUMBER = re.compile(r"\$?\d[\d,.]*\d|\$?\d")
+_SCALE_SUFFIXES = frozenset({"k", "bn"})
 _VERB_LIKE = re.compile(r".{3,}(ed|ing)$")
 
 Form = Literal["select", "ask"]
@@ -164,6 +165,8 @@ def _number_at(question: str, tokens: list[Token], i: int) -> tuple[str, int] | 
     start = tok.start - 1 if tok.start > 0 and question[tok.start - 1] == "$" else tok.start
     m = _NUMBER.match(question, start)
     end = m.end() if m else tok.end
+    if tok.end > end and question[end : tok.end].lower() in _SCALE_SUFFIXES:
+        end = tok.end  # "100k", "3bn" (not "30m": metres as often as millions)
     j = i
     while j < len(tokens) and tokens[j].start < end:
         j += 1

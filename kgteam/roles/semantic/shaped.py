@@ -834,8 +834,15 @@ class ShapedReader:
             if shape.order_words and shape.order_words != shape.superlative_word else None
         if counted is not None:
             if shape.shape == "superlative" and shape.superlative_word in ("most", "least", "fewest"):
-                return await self._count_ordered(shape, base_set, kind, counted)  # "borders the most *states*"
-            return None  # "the state with the largest *city*": a thing to find first, not a value to order by
+                by_count = await self._count_ordered(shape, base_set, kind, counted)  # "borders the most *states*"
+                if by_count is not None:
+                    return by_count
+            else:
+                other = Var(name="y")
+                if await self._class_to_class(base_set.graph.where, base_set.end,
+                                              await membership(self.tools, other, counted), other):
+                    return None  # "the state with the largest *city*": a thing to find first, not a value
+            # else the word also names a class nothing in the set links to ("area"): it names the value
         end, topics = base_set.end, base_set.graph.topics
         base = base_set.graph.where.model_copy(deep=True)
         if base_path is not None and kind.class_iri and not await self._all_of_class(base_path, kind.class_iri):
@@ -847,6 +854,12 @@ class ShapedReader:
         if shape.superlative_word and shape.superlative_word not in said.split():
             said = f"{shape.superlative_word} {said}"  # "the *highest* elevation": highest, not lowest
         words = ordering_weights(said)
+        if shape.shape == "comparative":
+            # "more than 100k *inhabitants*": the noun after the number says what is compared
+            for w in _free_words(self._question, shape, []):
+                if w not in _SMALL and w not in _TENS and w not in _SCALES:
+                    for k, v in ordering_weights(w).items():
+                        words.setdefault(k, round(0.95 * v, 4))
         if named is not None and any(r[0] == named.steps[-1].predicate for r in relations):
             rel = next(r for r in relations if r[0] == named.steps[-1].predicate)
             rel_conf = 0.95
@@ -1224,7 +1237,7 @@ def _with_prefixes(paths: list[RankedPath]) -> list[RankedPath]:
     return list(out.values())
 
 
-_SCALES = {"hundred": 100, "thousand": 1_000, "k": 1_000, "million": 1_000_000, "m": 1_000_000,
+_SCALES = {"hundred": 100, "thousand": 1_000, "k": 1_000, "million": 1_000_000,
            "billion": 1_000_000_000, "bn": 1_000_000_000, "trillion": 1_000_000_000_000, "dozen": 12}
 _SMALL = {w: i for i, w in enumerate(("zero", "one", "two", "three", "four", "five", "six", "seven", "eight", "nine",
                                       "ten", "eleven", "twelve", "thirteen", "fourteen", "fifteen", "sixteen",
@@ -1239,7 +1252,7 @@ def number_value(text: str) -> str | None:
     if not words:
         return None
     head, *rest = words
-    m = re.match(r"^(\d+(?:\.\d+)?)(k|m|bn)?$", head)
+    m = re.match(r"^(\d+(?:\.\d+)?)(k|bn)?$", head)
     if m:
         value = float(m.group(1)) * (_SCALES[m.group(2)] if m.group(2) else 1)
     elif head in _SMALL:
@@ -1254,7 +1267,7 @@ def number_value(text: str) -> str | None:
         if w not in _SCALES:
             return None
         value *= _SCALES[w]
-    return str(int(value)) if value.is_integer() else repr(value)
+    return str(int(value)) if value.is_integer() else f"{value:.12f}".rstrip("0")
 
 
 def _free_words(question: str, shape: ShapeReading, mentions: Sequence[Any]) -> list[str]:

@@ -114,6 +114,7 @@ class Advisor(Role[AdvisorSettings]):
         names = [a.label for a in answer_values]
         matches, confidence, kg_map = self._reading(lineage)
         signals = _signals(lineage, matches, confidence, len(answer_values))
+        read_as = _read_as(lineage)
         evidence = Evidence(matches=matches, triples=triples,
                             queries=[EvidenceQuery(sparql=result.sparql, row_count=len(result.rows))])
         if own_entity_only(result.sparql, answer_values) and turns_at_a_shared_node(matches):
@@ -133,7 +134,7 @@ class Advisor(Role[AdvisorSettings]):
                                f"Best guess: {answer_list(names, 5)}.",
                           status="unknown", grounded=False, confidence=confidence, guess=answer_values,
                           evidence=evidence, fallbacks=fallback_keys(getattr(ctx.trace, "events", [])),
-                          signals=signals, **mapped_by(kg_map))
+                          signals=signals, reading=read_as, **mapped_by(kg_map))
         text = answer_list(names, self.settings.max_listed)
         if phrase and names:
             said = [*(m.label for m in matches), *(lab for t in triples for lab in
@@ -143,7 +144,7 @@ class Advisor(Role[AdvisorSettings]):
                       grounded=_grounded(lineage, triples, answer_values, matches),
                       confidence=confidence if confidence is not None else self._filling_score(lineage),
                       evidence=evidence, fallbacks=fallback_keys(getattr(ctx.trace, "events", [])),
-                      signals=signals, **mapped_by(kg_map if confidence is not None else None))
+                      signals=signals, reading=read_as, **mapped_by(kg_map if confidence is not None else None))
 
     @staticmethod
     def _reading(lineage: Lineage) -> tuple[list[RelationMatch], float | None, KGMapped | None]:
@@ -322,6 +323,18 @@ def _signals(lineage: Lineage, matches: list[Any], confidence: float | None, val
     return ReadingSignals(score=confidence, shape="path", unread=list(paths.unread) if paths else [],
                           unnamed=unnamed, steps=len(matches), described=bool(paths and paths.described),
                           values=values)
+
+
+def _read_as(lineage: Lineage) -> str | None:
+    """The reading behind the answer in words, where there is more to say than its relations: a
+    shape's query graph, a described topic and what it was read as."""
+    reading = ran_reading(lineage)
+    if reading is not None:
+        return reading.explanation or None
+    paths = lineage.ancestor(RelationPaths)
+    if paths is not None and paths.described_as:
+        return f"{paths.best.explain() if paths.best else 'the chain'}, where {paths.described_as}"
+    return None
 
 
 def ran_reading(lineage: Lineage) -> GraphReading | None:

@@ -102,9 +102,8 @@ class Generalist(Role[GeneralistSettings]):
         if paths is None:
             layer = SemanticLayer(ctx.tools, team_similarity(ctx.tools), self.settings.semantic)
             paths = await layer.rank(question, mentions, exclude=kind_spans)
-            if topic is not None:
-                paths.certainty, paths.described = topic.confidence, True
-                paths.confidence, paths.kg_map = round(paths.confidence * topic.confidence, 4), None
+            if topic is not None:  # a chain from the described topic: belief_of multiplies its certainty in
+                paths.certainty, paths.described, paths.described_as = topic.confidence, True, topic.explanation
             ctx.trace.record("paths", role=self.instance_name, mention=paths.mention, confidence=paths.confidence,
                              best=paths.best.explain() if paths.best else None)
         det = plan_from_paths(paths, mentions, force_hops=hint.hops, max_hops=self.settings.max_hops)
@@ -150,7 +149,7 @@ class Generalist(Role[GeneralistSettings]):
     async def _note_unread(self, question: str, mentions: list[Mention], paths: RelationPaths,
                            reading: GraphReading | None, ctx: RoleContext) -> GraphReading | None:
         """Note the question's content words the reading left unread (``semantic.coverage``): the
-        reading prior lowers the confidence by them, and the answer says which they were."""
+        team's signal map weighs them, and the answer says which they were."""
         try:
             spans = [(c.start, c.end) for c in await class_spans(question, ctx.tools)]
         except ToolError:

@@ -68,7 +68,7 @@ from kgteam.tools.loading.text_readers import (
     read_metaqa,
     read_tsv,
 )
-from kgteam.tools.naming import DEFAULT_NAMING, Naming, lang_rank
+from kgteam.tools.naming import DEFAULT_NAMING, Naming
 from kgteam.tools.vectors.met_facts import MetFacts
 from kgteam.tools.vectors.policy import AUTO_TRIPLES_MAX_FACTS, VECTORS_MODES, VectorsMode, wants_triples
 from kgteam.tools.vectors.stream import DEFAULT_MEMORY_MB
@@ -376,23 +376,22 @@ class _Labeller:
         self.predicates = {RDFS_LABEL: ox.NamedNode(RDFS_LABEL), SKOS_ALT_LABEL: ox.NamedNode(SKOS_ALT_LABEL),
                            SKOS_NOTATION: ox.NamedNode(SKOS_NOTATION)}
 
-    def _labels(self, iri: str, kind: str, name: str | None) -> list[tuple[str, str]]:
-        """The (predicate IRI, plain literal) label triples ``iri`` needs; sends its index document."""
+    def _labels(self, iri: str, kind: str, name: str | None) -> list[tuple[str, str, str | None]]:
+        """The (predicate IRI, literal, language) label triples ``iri`` needs; sends its index document."""
         col = self.col
         if self.done is not None:
             self.done.add(iri)
         found = col.rdf_labels.get(iri)
         primary = found.primary() if found else None
         aliases: list[str] = []
-        out: list[tuple[str, str]] = []
+        out: list[tuple[str, str, str | None]] = []
         declarer = col.declared.get(iri) if primary is None else None
         if declarer is not None and (named := col.rdf_labels.get(declarer)) is not None and named.primary():
-            # a predicate named on the node that declares it: the name is written on the predicate too
+            # a predicate named on the node that declares it: its names are written on the predicate
+            # too, each in its language, so a reader's language choice holds for relations as well
             found, primary = named, named.primary()
-            out.append((RDFS_LABEL, primary))
-            out += [(SKOS_ALT_LABEL, a) for a in named.aliases(primary)
-                    if a != primary and any(t == a and lang_rank(lang, col.naming.lang) <= 2
-                                            for _, t, lang in named.found)]
+            out += [(SKOS_ALT_LABEL if col.naming.is_alias(p) else RDFS_LABEL, t, lang)
+                    for p, t, lang in dict.fromkeys(named.found)]
             col.label_triples += len(out)
         if primary is None:
             names = col.entity_labels if kind == "entity" else col.relation_labels
@@ -401,15 +400,15 @@ class _Labeller:
                 if mapped is not None:
                     primary = " ".join(mapped.split()) or name
                     # the file's key is an identifier (e.g. a Freebase MID), not a name: not indexed
-                    out.append((SKOS_NOTATION, name))
+                    out.append((SKOS_NOTATION, name, None))
                 else:
                     primary = name_label(name) if kind == "entity" else relation_name_label(name)
                     if primary != name:
                         aliases.append(name)
-                        out.append((SKOS_ALT_LABEL, name))
+                        out.append((SKOS_ALT_LABEL, name, None))
             else:
                 primary = iri_label(iri, predicate=kind == "relation")
-            out.append((RDFS_LABEL, primary))
+            out.append((RDFS_LABEL, primary, None))
             col.label_triples += len(out)
         if col.met is not None:
             col.met.names[iri] = primary
@@ -423,16 +422,16 @@ class _Labeller:
         return out
 
     def quads(self, node: ox.NamedNode, kind: str, name: str | None) -> Iterator[ox.Quad]:
-        for predicate, text in self._labels(node.value, kind, name):
-            yield ox.Quad(node, self.predicates[predicate], ox.Literal(text))
+        for predicate, text, lang in self._labels(node.value, kind, name):
+            yield ox.Quad(node, self.predicates[predicate], ox.Literal(text, language=lang) if lang else ox.Literal(text))
 
     def lines(self, term: str, kind: str, name: str | None) -> list[str]:
         """The same as N-Triples lines, for ``term`` = ``<IRI>``."""
         out = []
-        for predicate, text in self._labels(term[1:-1], kind, name):
+        for predicate, text, lang in self._labels(term[1:-1], kind, name):
             if _NEEDS_ESCAPE.search(text):  # translate() costs a dict lookup a character: only when needed
                 text = text.translate(_NT_ESCAPES)
-            out.append(f'{term} <{predicate}> "{text}" .\n')
+            out.append(f'{term} <{predicate}> "{text}"@{lang} .\n' if lang else f'{term} <{predicate}> "{text}" .\n')
         return out
 
     def _unlabelled(self) -> Iterator[tuple[str, str, str | None]]:
