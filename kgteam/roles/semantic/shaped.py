@@ -779,8 +779,8 @@ class ShapedReader:
             return None, 0.0
         labels = [_readable(r[1]) for r in relations]
         weights = words if isinstance(words, dict) else {w: 1.0 for w in words}
-        units = [w for w in weights if w]
-        if not units:  # "before 1980": the number says what it is compared with, the set's one value is it
+        units = [w for w in weights if w and w not in _QUANTITY_WORDS and w not in ("much", "little", "few")]
+        if not units:  # "before 1980", "more than 5": the number says what is compared, the set's one value is it
             return relations[0], 0.9 if len(relations) == 1 else 0.3
         sims = [[lexical_similarity(u, lab) for lab in labels] for u in units]
         # an adjective whose dimensions are known is matched by its words only: by meaning,
@@ -854,8 +854,9 @@ class ShapedReader:
         if shape.superlative_word and shape.superlative_word not in said.split():
             said = f"{shape.superlative_word} {said}"  # "the *highest* elevation": highest, not lowest
         words = ordering_weights(said)
-        if shape.shape == "comparative":
-            # "more than 100k *inhabitants*": the noun after the number says what is compared
+        if shape.shape == "comparative" and len(relations) > 1:
+            # "more than 100k *inhabitants*": the noun after the number says which value is compared
+            # (a set with one value needs no word for it: "before 1980" compares the year it has)
             for w in _free_words(self._question, shape, []):
                 if w not in _SMALL and w not in _TENS and w not in _SCALES:
                     for k, v in ordering_weights(w).items():
