@@ -47,12 +47,10 @@ def tune(
     if not lexicon and not reader:
         raise fail("nothing to learn: --no-lexicon and --no-reader together", 2)
     from kgteam.eval.datasets import DatasetError, load_dataset, sample
-    from kgteam.eval.tuning import derive_lexicon
-    from kgteam.roles.semantic.layer import SemanticLayer
-    from kgteam.roles.semantic.similarity import embedder_similarity
+    from kgteam.eval.tuning import KGReadCache, SecondReader, TuneMemo
     from kgteam.tools.embedding.base import EmbeddingError
     from kgteam.tools.kg_tools import KGTools
-    from kgteam.tools.lexicon import Lexicon, LexiconError, read_lexicon, write_lexicon
+    from kgteam.tools.lexicon import Lexicon, LexiconError, read_lexicon
 
     try:
         items = load_dataset(examples)
@@ -70,29 +68,57 @@ def tune(
         hint = " (fix or delete it, or pass --replace)" if isinstance(exc, LexiconError) else ""
         raise fail(f"{exc}{hint}") from None
     started = time.perf_counter()
+    # what both passes ask alike (the same KG, read twice): kept for the run, not per pass; and a
+    # second process reading every other chunk of the examples on a second core (None: one process)
+    second = SecondReader.start(name, home, items, old or Lexicon())
+    shared = {"memo": TuneMemo(), "cache": KGReadCache(), "embedder": tools.embedder, "second": second}
+    try:
+        _learn(name, home, kg.path, items, tools, old, shared, examples=examples, seed=seed, min_count=min_count,
+               min_precision=min_precision, replace=replace, dry_run=dry_run, lexicon=lexicon, reader=reader,
+               quiet=quiet, started=started)
+    finally:
+        if second is not None:
+            second.close()
+
+
+def _learn(name: str, home: Path | None, kg_path: Path, items: list, tools: Any, old: Any, shared: dict[str, Any], *,
+           examples: str, seed: int, min_count: int, min_precision: float, replace: bool, dry_run: bool,
+           lexicon: bool, reader: bool, quiet: bool, started: float) -> None:
+    """The lexicon pass (``tools`` read with the KG's lexicon before this run, ``old``), then the
+    bank pass with the lexicon learned (:func:`_teach`)."""
+    from kgteam.eval.tuning import learned_lexicon, lexicon_evidence
+    from kgteam.roles.semantic.layer import SemanticLayer
+    from kgteam.roles.semantic.similarity import embedder_similarity
+    from kgteam.tools.lexicon import Lexicon, read_lexicon, write_lexicon
+
     console = Console(stderr=True)
+    source = f"kgteam tune --examples {examples} (n={len(items)}, seed={seed})"
     if not lexicon:
         tools.close()
-        _teach(name, home, items, read_lexicon(kg.path), replace=replace, dry_run=dry_run, quiet=quiet,
-               source=f"kgteam tune --examples {examples} (n={len(items)}, seed={seed})")
+        _teach(name, home, items, read_lexicon(kg_path), replace=replace, dry_run=dry_run, quiet=quiet,
+               source=source, **shared)
         return
+    second, memo = shared["second"], shared["memo"]
     try:
-        layer = SemanticLayer(tools.toolbox(), embedder_similarity(tools.embedder))
+        layer = SemanticLayer(shared["cache"].toolbox(tools.toolbox()), embedder_similarity(tools.embedder))
         with contextlib.nullcontext() if quiet else console.status("tuning", spinner="dots") as status:
             def progress(done: int, total: int) -> None:
                 if status is not None:
-                    status.update(f"tuning: example {done}/{total}")
+                    done += second.done() if second is not None else 0
+                    status.update(f"tuning: example {min(done, len(items))}/{len(items)}")
 
-            learned, report = asyncio.run(derive_lexicon(layer, items, min_count=min_count,
-                                                         min_precision=min_precision, progress=progress))
+            def here(part: list) -> list:
+                return asyncio.run(lexicon_evidence(layer, part, progress=progress, memo=memo))
+
+            evidence = second.read(("lexicon", {}), items, here) if second is not None else here(items)
+            learned, report = learned_lexicon(evidence, min_count=min_count, min_precision=min_precision)
     except KeyboardInterrupt:
         raise fail("interrupted; the lexicon was left as it was", 130) from None
     except KgteamError as exc:  # a ToolError (EmbeddingError), or an endpoint KG's endpoint failing
         raise fail(f"tuning stopped: {exc}; the lexicon was left as it was") from None
     finally:
         tools.close()
-    learned = learned.model_copy(update={"source": f"kgteam tune --examples {examples} (n={len(items)}, "
-                                                   f"seed={seed})"})
+    learned = learned.model_copy(update={"source": source})
     table = Table(title=f"learned for KG '{name}'", box=None, header_style="dim")
     for column in ("phrase", "relation", "examples", "agreement"):
         table.add_column(column)
@@ -108,13 +134,13 @@ def tune(
             typer.echo("dry run: nothing written")
     else:
         try:
-            file = write_lexicon(final, kg.path)
+            file = write_lexicon(final, kg_path)
         except OSError as exc:
-            raise fail(f"cannot write the lexicon into {kg.path}: {exc}") from None
+            raise fail(f"cannot write the lexicon into {kg_path}: {exc}") from None
         typer.echo(f"lexicon written to {file} ({sum(len(v) for v in final.relations.values())} phrases)")
     if reader:
-        _teach(name, home, items, final, replace=replace, dry_run=dry_run, quiet=quiet,
-               source=f"kgteam tune --examples {examples} (n={len(items)}, seed={seed})")
+        memo.lexicon_changed(old or Lexicon(), final)  # readings the new phrases cannot change are kept
+        _teach(name, home, items, final, replace=replace, dry_run=dry_run, quiet=quiet, source=source, **shared)
 
 
 def _open(name: str, home: Path | None) -> Any:
@@ -129,33 +155,45 @@ def _open(name: str, home: Path | None) -> Any:
 
 
 def _teach(name: str, home: Path | None, items: list, lexicon: object, *, replace: bool, dry_run: bool,
-           quiet: bool, source: str) -> None:
+           quiet: bool, source: str, memo: Any = None, cache: Any = None, embedder: Any = None,
+           second: Any = None) -> None:
     """Record the examples' readings in the KG's bank (read with ``lexicon``), train its reader on the
-    whole bank, report the cross-fitted held-out score, and write both (unless ``dry_run``)."""
-    from kgteam.eval.teaching import record_bank
+    whole bank, report the cross-fitted held-out score, and write both (unless ``dry_run``).
+
+    ``memo``, ``cache`` and ``embedder``: the lexicon pass's (``TuneMemo``, ``KGReadCache``), so this
+    pass reuses what it asked the KG and embedded rather than asking again; ``second``: the
+    ``SecondReader`` reading its share of the examples."""
+    from kgteam.eval.teaching import record_examples
     from kgteam.roles.semantic.layer import SemanticLayer
     from kgteam.roles.semantic.similarity import embedder_similarity
     from kgteam.tools.embedding.base import EmbeddingError
-    from kgteam.tools.example_bank import BankError, read_bank
+    from kgteam.tools.example_bank import BankError, ExampleBank, read_bank
     from kgteam.tools.kg_tools import KGTools
 
     started = time.perf_counter()
     kg = _open(name, home)
     try:
         before = None if replace else read_bank(kg.path)
-        tools = KGTools.from_kg(kg, lexicon=lexicon, reader=None)  # the hand scorer reads the examples
+        more = {} if embedder is None else {"embedder": embedder}
+        tools = KGTools.from_kg(kg, lexicon=lexicon, reader=None, **more)  # the hand scorer reads the examples
     except (BankError, EmbeddingError) as exc:
         kg.close()
         raise fail(f"{exc} (fix or delete it, or pass --replace)") from None
     console = Console(stderr=True)
     try:
-        layer = SemanticLayer(tools.toolbox(), embedder_similarity(tools.embedder), reader=None)
+        box = tools.toolbox() if cache is None else cache.toolbox(tools.toolbox())
+        layer = SemanticLayer(box, embedder_similarity(tools.embedder), reader=None)
         with contextlib.nullcontext() if quiet else console.status("reading examples", spinner="dots") as status:
             def progress(done: int, total: int) -> None:
                 if status is not None:
-                    status.update(f"reading examples: {done}/{total}")
+                    done += second.done() if second is not None else 0
+                    status.update(f"reading examples: {min(done, len(items))}/{len(items)}")
 
-            bank = asyncio.run(record_bank(layer, items, progress=progress))
+            def here(part: list) -> list:
+                return asyncio.run(record_examples(layer, part, progress=progress, memo=memo))
+
+            recorded = second.read(("bank", lexicon, {}), items, here) if second is not None else here(items)
+            bank = ExampleBank(examples=[e for e in recorded if e is not None])
     except KeyboardInterrupt:
         raise fail("interrupted; the example bank was left as it was", 130) from None
     except KgteamError as exc:  # a ToolError (EmbeddingError), or an endpoint KG's endpoint failing
@@ -163,12 +201,12 @@ def _teach(name: str, home: Path | None, items: list, lexicon: object, *, replac
     finally:
         tools.close()
     bank.source = source
-    recorded = len(bank.examples)
+    read = len(bank.examples)
     reached = sum(1 for e in bank.examples if e.readings)
     if before is not None:
         bank = before.merged(bank)
     save_reader(bank, kg.path, dry_run=dry_run)
-    typer.echo(f"{recorded} examples read: {reached} with a reading that reaches their answers; "
+    typer.echo(f"{read} examples read: {reached} with a reading that reaches their answers; "
                f"the bank holds {len(bank.examples)} ({time.perf_counter() - started:,.1f}s)")
 
 

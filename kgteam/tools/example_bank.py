@@ -163,10 +163,13 @@ class LazyBank:
 
 def write_json(data: dict[str, Any], file: Path) -> Path:
     """Write atomically (a crash leaves the old file or the new one, never half of one)."""
+    # json.dumps, not json.dump: the same text, by the C encoder (dump streams through the
+    # pure-Python one: seconds for a bank of a few hundred examples)
+    text = json.dumps(data, ensure_ascii=False, separators=(",", ":"))
     fd, tmp = tempfile.mkstemp(prefix=f".{file.stem}-", suffix=".json", dir=file.parent)
     try:
         with os.fdopen(fd, "w", encoding="utf-8") as fh:
-            json.dump(data, fh, ensure_ascii=False, separators=(",", ":"))
+            fh.write(text)
             fh.write("\n")
             fh.flush()
             os.fsync(fh.fileno())

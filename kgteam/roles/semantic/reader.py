@@ -19,9 +19,12 @@ mean word-to-relation strength, the unexplained rest). One more learned number,
 from __future__ import annotations
 
 import math
+import os
 import random
+import threading
 import time
 from collections.abc import Sequence
+from concurrent.futures import Executor, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -273,8 +276,75 @@ def _on_one_walk(sig: str, other: str) -> bool:
     return sig == other or sig.startswith(other + ">") or other.startswith(sig + ">")
 
 
+@dataclass(frozen=True)
+class _Block:
+    """One example's candidates as training reads them: their features one after another."""
+
+    cols: np.ndarray  # the features' columns (:class:`FeatureRows` numbering)
+    vals: np.ndarray  # their values
+    lengths: np.ndarray  # how many features each candidate has
+    base: np.ndarray  # each candidate's hand score over the confidence temperature
+    gold: np.ndarray  # whether each candidate is right
+
+
+class FeatureRows:
+    """Each example's candidate features and its answer-less copy, worked out once for every reader
+    :func:`teach` trains (five folds and the final one see the same examples, and working out and
+    gathering their features was about a third of each reader's training). Columns are numbered
+    here once for all; :func:`train` renumbers those a reader sees as they first appear, as a reader
+    built alone numbers them, so its sums run in the same order and its weights are the same to the
+    last bit. Keyed by object (kept alive here): an example changed after it was seen must not be
+    passed again. Readers trained in threads may share one (a lock numbers the columns)."""
+
+    def __init__(self) -> None:
+        self.vocab: dict[str, int] = {NONE: 0}
+        self._blocks: dict[int, tuple[Example, _Block]] = {}
+        self._unasked: dict[int, tuple[Example, Example | None]] = {}
+        self._lock = threading.Lock()
+
+    def block(self, e: Example) -> _Block:
+        """The example's candidates' non-zero features (none for a path read with two named
+        entities: the hand scorer alone scores it, as at run time), hand scores and marks."""
+        with self._lock:
+            kept = self._blocks.get(id(e))
+            if kept is None or kept[0] is not e:
+                cols: list[int] = []
+                vals: list[float] = []
+                lengths: list[int] = []
+                for c in e.candidates:
+                    items = [(k, v) for k, v in (features(candidate_view(c)) if one_topic(c.words) else {}).items()
+                             if v]
+                    cols += [self.vocab.setdefault(k, len(self.vocab)) for k, _ in items]
+                    vals += [v for _, v in items]
+                    lengths.append(len(items))
+                block = _Block(np.array(cols, dtype=np.intp), np.array(vals, dtype=float),
+                               np.array(lengths, dtype=np.intp),
+                               np.array([c.hand for c in e.candidates], dtype=float) / CONFIDENCE_TEMPERATURE,
+                               np.array([c.gold for c in e.candidates], dtype=bool))
+                kept = self._blocks[id(e)] = (e, block)
+            return kept[1]
+
+    def unasked(self, e: Example) -> Example | None:
+        """:func:`without_answer`, once per example."""
+        with self._lock:
+            kept = self._unasked.get(id(e))
+            if kept is None or kept[0] is not e:
+                kept = self._unasked[id(e)] = (e, without_answer(e))
+            return kept[1]
+
+    def names(self) -> list[str]:
+        """Every feature seen so far, by column."""
+        with self._lock:
+            return list(self.vocab)
+
+
+# "none of these" as a row: its one feature, NONE (column 0), hand score 0; wrong, and right
+_NONE_ROWS = tuple(_Block(np.zeros(1, dtype=np.intp), np.ones(1), np.ones(1, dtype=np.intp), np.zeros(1),
+                          np.array([right])) for right in (False, True))
+
+
 def train(examples: Sequence[Example], *, l2: float | None = None, iterations: int = 150,
-          lr: float = 0.2, unanswered: float = UNANSWERED_WEIGHT) -> TrainedReader:
+          lr: float = 0.2, unanswered: float = UNANSWERED_WEIGHT, rows: FeatureRows | None = None) -> TrainedReader:
     """Fit the correction by full-batch Adam on the softmax loss of each example's gold readings.
 
     The pull to zero is ``1 / examples`` by default (the loss is a mean): with 25 examples the hand
@@ -285,42 +355,23 @@ def train(examples: Sequence[Example], *, l2: float | None = None, iterations: i
     number, ``NONE``), which its right readings must beat; and each example is asked again as if
     its entity lacked what it asks (:func:`without_answer`), where "none" is right. Those weigh
     ``unanswered`` of the real ones in all: they teach the reader that one word's pull towards a
-    path's last step is not the question naming the path."""
+    path's last step is not the question naming the path. ``rows``: features worked out before
+    (:class:`FeatureRows`, shared by the readers :func:`teach` trains)."""
     started = time.perf_counter()
+    design = rows if rows is not None else FeatureRows()
     usable = _usable(examples)
-    unasked = [u for u in (without_answer(e) for e in usable) if u is not None] if unanswered > 0 else []
-    vocab: dict[str, int] = {NONE: 0}
-    rows: list[int] = []
-    cols: list[int] = []
-    vals: list[float] = []
-    base: list[float] = []
-    gold: list[bool] = []
-    group: list[int] = []
+    unasked = [u for u in (design.unasked(e) for e in usable) if u is not None] if unanswered > 0 else []
+    blocks: list[_Block] = []
+    group: list[np.ndarray] = []
     group_weight: list[float] = []
-    r = 0
     # half the real examples' weight in all, spread over the made-up ones, none weighing more than a real one
     each = min(1.0, unanswered * len(usable) / len(unasked)) if unasked else 0.0
     for g, (e, none_right) in enumerate([*((e, False) for e in usable), *((u, True) for u in unasked)]):
         group_weight.append(each if none_right else 1.0)
-        for c in e.candidates:
-            # a path read with two named entities is scored by the hand scorer alone, as at run time
-            for k, v in (features(candidate_view(c)) if one_topic(c.words) else {}).items():
-                if v:
-                    rows.append(r)
-                    cols.append(vocab.setdefault(k, len(vocab)))
-                    vals.append(v)
-            base.append(c.hand / CONFIDENCE_TEMPERATURE)
-            gold.append(c.gold)
-            group.append(g)
-            r += 1
+        blocks.append(design.block(e))
         if unasked:  # "none of these" (a reader taught no made-up example has none)
-            rows.append(r)
-            cols.append(0)
-            vals.append(1.0)
-            base.append(0.0)
-            gold.append(none_right)
-            group.append(g)
-            r += 1
+            blocks.append(_NONE_ROWS[none_right])
+        group.append(np.full(len(e.candidates) + bool(unasked), g))
     taught: dict[str, list[str]] = {}
     for e in usable:
         for sig in dict.fromkeys(path_signature(c.steps) for c in e.readings):
@@ -330,10 +381,21 @@ def train(examples: Sequence[Example], *, l2: float | None = None, iterations: i
         return TrainedReader({}, taught, stats={"examples": 0, "seconds": 0.0})
     if l2 is None:
         l2 = 1.0 / len(usable)
-    R, C, V = np.array(rows), np.array(cols), np.array(vals)
-    b = np.array(base)
-    y = np.array(gold)
-    grp = np.array(group)
+    b = np.concatenate([k.base for k in blocks])
+    R = np.repeat(np.arange(len(b)), np.concatenate([k.lengths for k in blocks]))
+    everywhere = np.concatenate([k.cols for k in blocks])
+    V = np.concatenate([k.vals for k in blocks])
+    # this reader's columns: NONE first, then as its features first appear
+    seen, first = np.unique(everywhere, return_index=True)
+    order = seen[np.argsort(first, kind="stable")]
+    order = np.concatenate([np.zeros(1, dtype=np.intp), order[order != 0]])
+    every_name = design.names()
+    local = np.zeros(len(every_name), dtype=np.intp)
+    local[order] = np.arange(len(order))
+    C = local[everywhere]
+    vocab = [every_name[i] for i in order]
+    y = np.concatenate([k.gold for k in blocks])
+    grp = np.concatenate(group)
     gw = np.array(group_weight)[grp]
     starts = np.flatnonzero(np.r_[True, grp[1:] != grp[:-1]])
     w = np.zeros(len(vocab))
@@ -351,7 +413,7 @@ def train(examples: Sequence[Example], *, l2: float | None = None, iterations: i
         m = 0.9 * m + 0.1 * grad
         s = 0.999 * s + 0.001 * grad * grad
         w -= lr * (m / (1 - 0.9**t)) / (np.sqrt(s / (1 - 0.999**t)) + 1e-8)
-    names = list(vocab)
+    names = vocab
     weights = {names[i]: float(w[i]) for i in np.flatnonzero(np.abs(w) >= 1e-5) if i or unasked}
     if unasked:
         weights[NONE] = float(w[0])
@@ -408,15 +470,19 @@ class HeldOut:
         return self.reader_hits / self.scored if self.scored else 0.0
 
 
-def cross_fit(examples: Sequence[Example], k: int = 5, seed: int = 0) -> HeldOut:
+def cross_fit(examples: Sequence[Example], k: int = 5, seed: int = 0, rows: FeatureRows | None = None,
+              pool: Executor | None = None) -> HeldOut:
     """Train on all folds but one, read the one left out; every fold in turn. An example naming two
     entities is not read: its answer is their join, never one of its single paths, so scoring those
-    paths would teach the chain map that chains are mostly wrong (the join has a map of its own)."""
+    paths would teach the chain map that chains are mostly wrong (the join has a map of its own).
+    With ``pool`` the folds' readers are trained in it, side by side (each the same as alone)."""
     out = HeldOut()
     parts = folds(examples, k, seed)
+    rests = [[e for j, p in enumerate(parts) if j != i for e in p] for i in range(len(parts))]
+    trained = [pool.submit(train, rest, rows=rows) for rest in rests] if pool is not None else None
     for i, held in enumerate(parts):
-        rest = [e for j, p in enumerate(parts) if j != i for e in p]
-        reader = train(rest)
+        rest = rests[i]
+        reader = trained[i].result() if trained is not None else train(rest, rows=rows)
         seen = {e.id for e in rest}
         for e in held:
             if not e.candidates or not any(c.gold for c in e.candidates) or not all(
@@ -430,7 +496,7 @@ def cross_fit(examples: Sequence[Example], k: int = 5, seed: int = 0) -> HeldOut
             out.hand_hits += hand[0].gold
             out.reader_hits += mine[0].gold
             out.pairs.append((mine[1], mine[0].gold))
-            unasked = without_answer(e)
+            unasked = rows.unasked(e) if rows is not None else without_answer(e)
             lacking = top_reading(reader, unasked) if unasked is not None else None
             if lacking is not None:
                 out.unanswered.append(lacking[1])
@@ -532,6 +598,9 @@ def under_convention(examples: Sequence[Example], name: str) -> list[Example]:
     return out
 
 
+_TRAINERS = max(1, min(6, os.cpu_count() or 1))  # readers :func:`teach` trains at once
+
+
 def teach(examples: Sequence[Example], *, k: int = 5, seed: int = 0) -> tuple[TrainedReader, HeldOut]:
     """The reader trained on every example, with its cross-fitted held-out score and confidence map.
     How the KG counts a chain's answers is decided first: it changes which readings were right."""
@@ -539,8 +608,13 @@ def teach(examples: Sequence[Example], *, k: int = 5, seed: int = 0) -> tuple[Tr
     convention = chosen_convention(counts)
     if convention != "default":
         examples = under_convention(examples, convention)
-    held = cross_fit(examples, k, seed) if len(examples) >= 2 * k else HeldOut()
-    reader = train(examples)
+    rows = FeatureRows()  # the six readers trained here see the same candidates: their features are worked out once
+    # trained side by side: numpy lets go of the GIL in training's sums, so the readers use every core;
+    # each is the same as trained alone, and their results are read in order
+    with ThreadPoolExecutor(max_workers=_TRAINERS) as pool:
+        final = pool.submit(train, examples, rows=rows)
+        held = cross_fit(examples, k, seed, rows, pool) if len(examples) >= 2 * k else HeldOut()
+        reader = final.result()
     reader.convention = convention
     reader.calibration = fit_calibration(held.pairs)
     joins = [(e.join.confidence, e.join.right) for e in examples if e.join is not None]
