@@ -47,7 +47,8 @@ def tune(
     if not lexicon and not reader:
         raise fail("nothing to learn: --no-lexicon and --no-reader together", 2)
     from kgteam.eval.datasets import DatasetError, load_dataset, sample
-    from kgteam.eval.tuning import KGReadCache, SecondReader, TuneMemo
+    from kgteam.eval.tune_cache import KGReadCache, TuneMemo
+    from kgteam.eval.tune_worker import SecondReader
     from kgteam.tools.embedding.base import EmbeddingError
     from kgteam.tools.kg_tools import KGTools
     from kgteam.tools.lexicon import Lexicon, LexiconError, read_lexicon

@@ -16,7 +16,7 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from kgteam.eval.datasets import DatasetItem
-from kgteam.eval.tuning import TuneMemo
+from kgteam.eval.tune_cache import TuneMemo
 from kgteam.roles.semantic.layer import SemanticLayer, other_names
 from kgteam.roles.semantic.mentions import Mention
 from kgteam.roles.semantic.paths import CHAIN_CONVENTIONS, RelationPath, walked_back

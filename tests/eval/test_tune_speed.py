@@ -18,7 +18,8 @@ import pytest
 from kgteam.eval.datasets import DatasetItem, GoldAnswer, load_dataset
 from kgteam.eval.metrics import Predicted, match_item
 from kgteam.eval.teaching import record_bank
-from kgteam.eval.tuning import KGReadCache, TuneMemo, _fresh, derive_lexicon
+from kgteam.eval.tune_cache import KGReadCache, TuneMemo, _fresh
+from kgteam.eval.tuning import derive_lexicon
 from kgteam.roles.semantic import SemanticLayer
 from kgteam.roles.semantic.reader import FeatureRows, cross_fit, teach, train
 from kgteam.tools.example_bank import BankStep, Candidate, Example
@@ -208,7 +209,7 @@ def _tune_outputs(home: Path, examples: Path) -> dict[str, object]:
 def test_a_second_process_reading_half_the_examples_learns_the_same(tmp_path, monkeypatch):
     """``kgteam tune`` with a second process reading every other chunk of the examples writes the
     same bank, reader and lexicon as one process reading them all."""
-    import kgteam.eval.tuning as tuning
+    import kgteam.eval.tune_worker as tuning
     from kgteam.tools.loading import build_kg
 
     examples = tmp_path / "examples.jsonl"
@@ -238,7 +239,7 @@ def test_a_second_process_reading_half_the_examples_learns_the_same(tmp_path, mo
 
 
 def test_when_the_second_process_fails_this_one_reads_its_share(tmp_path):
-    import kgteam.eval.tuning as tuning
+    import kgteam.eval.tune_worker as tuning
 
     items = [DatasetItem(id=f"i{i}", question=f"q{i}", answers=[GoldAnswer(label="a")]) for i in range(20)]
     second = tuning.SecondReader("no-such-kg", tmp_path, items, Lexicon())
